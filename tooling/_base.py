@@ -1,0 +1,208 @@
+"""``BaseTool`` (what the scheduler and agent loop accept) and ``BaseToolset``."""
+
+from __future__ import annotations
+
+import copy
+import re
+import warnings
+from abc import ABC, abstractmethod
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING, Any, Self, TypeVar
+
+from ._types import Diagnostic, ToolResponse
+
+if TYPE_CHECKING:
+    from google.genai import types as genai_types
+
+    from ._context import ReadonlyContext, ToolContext
+
+__all__ = ["TOOL_NAME_PATTERN", "BaseTool", "BaseToolset", "validate_tool_name"]
+
+TOOL_NAME_PATTERN = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]{0,63}$")
+
+_T = TypeVar("_T")
+
+ConfirmationPredicate = Callable[[dict[str, Any]], "bool | Awaitable[bool]"]
+
+
+def validate_tool_name(name: str, *, where: str = "tool") -> str:
+    """Return ``name`` if it is a valid tool name, else raise ``ValueError`` saying why."""
+    if not isinstance(name, str) or not TOOL_NAME_PATTERN.match(name):
+        raise ValueError(
+            f"{where} name {name!r} is not valid: a tool name starts with a letter or '_', "
+            "then letters, digits, '_' or '-', at most 64 characters"
+        )
+    return name
+
+
+class BaseTool(ABC):
+    """A tool the scheduler can run and every exporter can describe.
+
+    A hand-written tool sets ``name``, ``description`` and ``parameters_json_schema``
+    (class attributes or properties), optionally ``response_json_schema`` and the flags
+    below, and implements :meth:`run`. Exports are computed from these, once, and cached:
+    treat what they return as read-only.
+    """
+
+    name: str
+    description: str = ""
+    parameters_json_schema: dict[str, Any] = {"type": "object", "properties": {}}  # noqa: RUF012
+    response_json_schema: dict[str, Any] | None = None
+
+    read_only: bool = False
+    concurrency_safe: bool = False
+    long_running: bool = False
+    idempotent: bool = False
+    destructive: bool | None = None
+    require_confirmation: bool | ConfirmationPredicate = False
+    timeout: float | None = None
+    scopes: tuple[str, ...] = ()
+
+    @property
+    def is_destructive(self) -> bool:
+        """``destructive`` with its default applied: ``not read_only`` when unset."""
+        return (not self.read_only) if self.destructive is None else self.destructive
+
+    @property
+    def diagnostics(self) -> list[Diagnostic]:
+        """What was noticed about this tool: at spec build and by exports so far."""
+        return list(self.__dict__.get("_export_diagnostics", ()))
+
+    @abstractmethod
+    async def run(
+        self, args: Mapping[str, Any] | str, ctx: ToolContext | None = None
+    ) -> dict[str, Any]:
+        """Validate ``args``, run the tool, and return the response dict for the model."""
+
+    @asynccontextmanager
+    async def stream(
+        self, args: Mapping[str, Any] | str, ctx: ToolContext | None = None
+    ) -> AsyncIterator[AsyncIterator[ToolResponse]]:
+        """Responses as they happen; a tool that does not stream gives one final response."""
+
+        async def one() -> AsyncIterator[ToolResponse]:
+            response = await self.run(args, ctx)
+            call_id = getattr(ctx, "function_call_id", "") if ctx is not None else ""
+            yield ToolResponse(id=call_id, name=self.name, response=response)
+
+        updates = one()
+        try:
+            yield updates
+        finally:
+            await updates.aclose()
+
+    # -- exports -------------------------------------------------------------------------
+
+    def _cached_export(self, key: str, build: Callable[[], tuple[_T, list[Diagnostic]]]) -> _T:
+        exports: dict[str, Any] = self.__dict__.setdefault("_exports", {})
+        try:
+            return exports[key]  # type: ignore[no-any-return]
+        except KeyError:
+            pass
+        value, found = build()
+        if found:
+            self.__dict__.setdefault("_export_diagnostics", []).extend(found)
+            for diagnostic in found:
+                warnings.warn(f"{self.name}: {diagnostic.message}", UserWarning, stacklevel=3)
+        exports[key] = value
+        return value
+
+    def to_gemini(self, *, legacy: bool = False) -> genai_types.FunctionDeclaration:
+        """A ``google.genai.types.FunctionDeclaration``.
+
+        By default the declaration carries ``parameters_json_schema`` (and
+        ``response_json_schema``); ``legacy=True`` gives the OpenAPI-subset ``parameters``
+        for models that need it.
+        """
+        from ._export import gemini
+
+        return self._cached_export(
+            "gemini-legacy" if legacy else "gemini", lambda: gemini.export(self, legacy=legacy)
+        )
+
+    def to_openai(self, *, strict: bool = False) -> dict[str, Any]:
+        """The Chat Completions tool dict; ``strict=True`` obeys OpenAI's strict-mode rules."""
+        from ._export import openai
+
+        return self._cached_export(
+            "openai-strict" if strict else "openai", lambda: openai.export(self, strict=strict)
+        )
+
+    def to_anthropic(self) -> dict[str, Any]:
+        """The Anthropic Messages API tool dict (``name``, ``description``, ``input_schema``)."""
+        from ._export import anthropic
+
+        return self._cached_export("anthropic", lambda: anthropic.export(self))
+
+    def to_mcp(self) -> dict[str, Any]:
+        """The MCP ``Tool`` dict, with annotations from the tool's flags."""
+        from ._export import mcp
+
+        return self._cached_export("mcp", lambda: mcp.export(self))
+
+    # -- copies ----------------------------------------------------------------------------
+
+    def renamed(self, name: str) -> Self:
+        """A shallow copy under another name; the original and its caches are untouched."""
+        validate_tool_name(name)
+        clone = copy.copy(self)
+        clone.__dict__.pop("_exports", None)
+        clone.__dict__.pop("_export_diagnostics", None)
+        clone.name = name
+        return clone
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {getattr(self, 'name', '?')!r}>"
+
+
+ToolFilter = Sequence[str] | Callable[[BaseTool, "ReadonlyContext | None"], bool]
+
+
+class BaseToolset(ABC):
+    """A group of tools resolved per invocation (an MCP server, an API, a plugin).
+
+    ``tool_filter`` keeps tools by name (a list) or by ``predicate(tool, readonly_context)``;
+    ``tool_name_prefix`` renames each kept tool to ``f"{prefix}_{name}"`` on a copy.
+    """
+
+    def __init__(
+        self,
+        *,
+        tool_filter: ToolFilter | None = None,
+        tool_name_prefix: str | None = None,
+    ) -> None:
+        self.tool_filter = tool_filter
+        self.tool_name_prefix = tool_name_prefix
+
+    @abstractmethod
+    async def get_tools(self, readonly_context: ReadonlyContext | None = None) -> list[BaseTool]:
+        """The toolset's tools for this invocation."""
+
+    async def get_tools_with_prefix(
+        self, readonly_context: ReadonlyContext | None = None
+    ) -> list[BaseTool]:
+        """:meth:`get_tools`, filtered, then renamed with the prefix (on copies).
+
+        Raises ``ValueError`` if two of the resulting tools share a name or a prefixed
+        name is not a valid tool name.
+        """
+        tools = [t for t in await self.get_tools(readonly_context) if self._keep(t, readonly_context)]
+        if self.tool_name_prefix:
+            tools = [t.renamed(f"{self.tool_name_prefix}_{t.name}") for t in tools]
+        seen: set[str] = set()
+        for t in tools:
+            if t.name in seen:
+                raise ValueError(f"{type(self).__name__} returned two tools named {t.name!r}")
+            seen.add(t.name)
+        return tools
+
+    def _keep(self, tool: BaseTool, readonly_context: ReadonlyContext | None) -> bool:
+        if self.tool_filter is None:
+            return True
+        if callable(self.tool_filter):
+            return bool(self.tool_filter(tool, readonly_context))
+        return tool.name in self.tool_filter
+
+    async def close(self) -> None:
+        """Release what the toolset holds (connections, processes). Default: nothing."""

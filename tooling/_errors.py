@@ -1,0 +1,85 @@
+"""``ToolError`` and the error shape a model is shown."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+__all__ = ["INPUT_PREVIEW_CHARS", "ToolError", "error_details_from_validation"]
+
+#: Offending inputs are shown to the model cut to this many characters.
+INPUT_PREVIEW_CHARS = 200
+
+
+class ToolError(Exception):
+    """An error a model can read and recover from.
+
+    Tool authors raise it with their own dotted ``code`` (``"orders.not_found"``); the
+    framework uses the ``tool.*`` codes. ``details`` is a list of dicts, one per problem,
+    with pydantic's ``loc``/``msg``/``type``/``input`` fields for argument errors.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        code: str = "tool.failed",
+        details: Sequence[dict[str, Any]] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.code = code
+        self.details: list[dict[str, Any]] | None = list(details) if details is not None else None
+
+    def to_response(self) -> dict[str, Any]:
+        """The response dict a model receives for this error."""
+        error: dict[str, Any] = {"code": self.code, "message": self.message}
+        if self.details is not None:
+            error["details"] = self.details
+        return {"status": "error", "error": error}
+
+    def __repr__(self) -> str:
+        return f"ToolError({self.message!r}, code={self.code!r})"
+
+
+def _preview(value: Any) -> Any:
+    """Make an offending input JSON-safe and short enough to show a model."""
+    if value is None or isinstance(value, bool | int) or (
+        isinstance(value, float) and value == value and abs(value) != float("inf")
+    ):
+        return value
+    if isinstance(value, str):
+        text = value
+    else:
+        try:
+            text = json.dumps(value, default=repr, ensure_ascii=False, allow_nan=False)
+        except (TypeError, ValueError, RecursionError):
+            text = repr(value)
+        else:
+            if len(text) <= INPUT_PREVIEW_CHARS:
+                return json.loads(text)
+    if len(text) <= INPUT_PREVIEW_CHARS:
+        return text
+    return text[: INPUT_PREVIEW_CHARS - 1] + "…"
+
+
+def error_details_from_validation(
+    errors: Iterable[Any], valid_names: Sequence[str]
+) -> list[dict[str, Any]]:
+    """Turn pydantic error dicts into the ``details`` a model sees (one per problem)."""
+    details = []
+    valid = ", ".join(valid_names) if valid_names else "(none)"
+    for err in errors:
+        loc = list(err.get("loc", ()))
+        kind = err.get("type", "value_error")
+        msg = err.get("msg", "invalid value")
+        if kind == "extra_forbidden" and len(loc) == 1:
+            msg = f"Unknown argument {loc[0]!r}; valid arguments: {valid}"
+        elif kind == "missing" and len(loc) == 1:
+            msg = f"Missing required argument {loc[0]!r}"
+        detail: dict[str, Any] = {"loc": loc, "msg": msg, "type": kind}
+        if "input" in err and kind != "missing":
+            detail["input"] = _preview(err["input"])
+        details.append(detail)
+    return details

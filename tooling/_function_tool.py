@@ -1,0 +1,442 @@
+"""``FunctionTool`` and the ``@tool`` decorator: a typed Python callable as a tool."""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import copy
+import threading
+import time
+import types
+from collections.abc import AsyncIterator, Callable, Mapping
+from concurrent.futures import Executor
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING, Any, Generic, ParamSpec, TypeVar, overload
+
+from pydantic import BaseModel, ValidationError
+
+from ._base import BaseTool, ConfirmationPredicate, validate_tool_name
+from ._bounds import check_dict_bounds, check_text_bounds
+from ._errors import ToolError, error_details_from_validation
+from ._results import to_response
+from ._spec import ToolSpec, build_spec
+from ._sync_generator import SyncGeneratorDriver, call_in_thread
+from ._target import Target, analyze_target
+from ._threads import default_executor
+from ._types import Blob, Diagnostic, FileRef, ToolResponse
+
+if TYPE_CHECKING:
+    from ._context import ToolContext
+
+__all__ = ["FunctionTool", "tool"]
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+Args = Mapping[str, Any] | str | bytes
+
+
+class _SpecCell:
+    """Builds a target's spec on first use; shared by a tool and all its copies."""
+
+    __slots__ = ("_lock", "description", "long_running", "spec", "target")
+
+    def __init__(self, target: Target, description: str | None, long_running: bool) -> None:
+        self.target = target
+        self.description = description
+        self.long_running = long_running
+        self.spec: ToolSpec | None = None
+        self._lock = threading.Lock()
+
+    def build(self) -> ToolSpec:
+        with self._lock:
+            if self.spec is None:
+                self.spec = build_spec(
+                    self.target, description=self.description, long_running=self.long_running
+                )
+            return self.spec
+
+
+class FunctionTool(BaseTool, Generic[P, R]):
+    """A Python callable as a tool; still callable exactly like the original.
+
+    ``FunctionTool(func, **options)`` is ``@tool(**options)`` without the decorator. The
+    options are the flags documented on :func:`tool`. Cheap checks happen here; the spec
+    (types, schema, descriptions) is built on first use and cached.
+    """
+
+    def __init__(
+        self,
+        func: Callable[P, R],
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        read_only: bool = False,
+        concurrency_safe: bool = False,
+        long_running: bool = False,
+        idempotent: bool = False,
+        destructive: bool | None = None,
+        require_confirmation: bool | ConfirmationPredicate = False,
+        timeout: float | None = None,
+        scopes: tuple[str, ...] | list[str] = (),
+        run_in_thread: bool = True,
+    ) -> None:
+        target = analyze_target(func)
+        if name is None and target.name == "<lambda>":
+            raise TypeError("a lambda has no name: pass name= to @tool or FunctionTool")
+        self.name = validate_tool_name(target.name if name is None else name, where=f"tool {target.qualname}:")
+        self.read_only = read_only
+        self.concurrency_safe = concurrency_safe
+        self.long_running = long_running
+        self.idempotent = idempotent
+        self.destructive = destructive
+        self.require_confirmation = require_confirmation
+        self.timeout = timeout
+        self.scopes = tuple(scopes)
+        self.run_in_thread = run_in_thread
+        self._target = target
+        self._cell = _SpecCell(target, description, long_running)
+        self._func: Callable[..., Any] = target.call
+        self._attr_name: str | None = None
+
+        # Look like the wrapped function: introspection, iscoroutinefunction, help().
+        self.__wrapped__ = func
+        self.__name__ = target.name
+        self.__qualname__ = target.qualname
+        self.__doc__ = target.doc
+        self.__module__ = getattr(target.source, "__module__", None) or __name__
+        code = getattr(target.source, "__code__", None)
+        if code is not None:
+            self.__code__ = code
+            self.__defaults__ = None
+            self.__kwdefaults__ = None
+
+    # -- the spec ------------------------------------------------------------------------
+
+    @property
+    def spec(self) -> ToolSpec:
+        """The tool's spec, built on first access (errors name function and parameter)."""
+        return self._cell.spec or self._cell.build()
+
+    @property  # type: ignore[override]
+    def description(self) -> str:
+        return self.spec.description
+
+    @property  # type: ignore[override]
+    def parameters_json_schema(self) -> dict[str, Any]:
+        return self.spec.parameters_json_schema
+
+    @property  # type: ignore[override]
+    def response_json_schema(self) -> dict[str, Any] | None:
+        return self.spec.response_json_schema
+
+    @property
+    def args_model(self) -> type[BaseModel]:
+        """The pydantic model the arguments are validated with."""
+        return self.spec.args_model
+
+    @property
+    def diagnostics(self) -> list[Diagnostic]:
+        return [*self.spec.diagnostics, *super().diagnostics]
+
+    # -- calling like the original ---------------------------------------------------------
+
+    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
+        return self._func(*args, **kwargs)  # type: ignore[no-any-return]
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self._attr_name = name
+
+    @overload
+    def __get__(self, instance: None, owner: type | None = None) -> FunctionTool[P, R]: ...
+    @overload
+    def __get__(self, instance: object, owner: type | None = None) -> FunctionTool[..., R]: ...
+    def __get__(self, instance: object | None, owner: type | None = None) -> FunctionTool[..., R]:
+        binding = self._target.binding
+        if binding == "none" or (binding == "instance" and instance is None):
+            return self
+        receiver = instance if binding == "instance" else (owner or type(instance))
+        bound = copy.copy(self)
+        bound._func = types.MethodType(self._target.call, receiver)
+        bound.__wrapped__ = bound._func
+        if binding == "instance" and self._attr_name is not None:
+            try:  # later lookups find the bound tool in the instance, as a plain attribute
+                instance.__dict__[self._attr_name] = bound
+            except (AttributeError, TypeError):
+                pass
+        return bound
+
+    # -- running ---------------------------------------------------------------------------
+
+    async def run(self, args: Args, ctx: ToolContext | None = None) -> dict[str, Any]:
+        """Validate ``args``, run the function, return the response dict for the model.
+
+        Raises ``ToolError``: ``tool.invalid_arguments`` for bad arguments, the tool's own
+        ``ToolError`` as is, ``tool.failed`` (chained to the cause) for anything else.
+        """
+        response, _ = await self.execute(args, ctx)
+        return response
+
+    async def execute(
+        self, args: Args, ctx: ToolContext | None = None, *, executor: Executor | None = None
+    ) -> tuple[dict[str, Any], tuple[Blob | FileRef, ...]]:
+        """Like :meth:`run`, also giving the ``Blob``/``FileRef`` parts lifted out of the result.
+
+        ``executor`` runs a sync function (default: a process-wide pool).
+        """
+        spec = self._cell.spec or self._cell.build()
+        call_args, call_kwargs, ctx = self._prepare(spec, args, ctx)
+        kind = self._target.kind
+        if kind == "async":
+            try:
+                value = await self._func(*call_args, **call_kwargs)
+            except ToolError:
+                raise
+            except Exception as exc:
+                raise self._failure(exc) from exc
+        elif kind == "sync":
+            value = await self._call_sync(call_args, call_kwargs, executor)
+        else:
+            final = None
+            async with self._stream_prepared(call_args, call_kwargs, ctx, executor) as updates:
+                async for final in updates:
+                    pass
+            assert final is not None
+            return final.response, final.parts
+        return to_response(value)
+
+    @asynccontextmanager
+    async def stream(
+        self,
+        args: Args,
+        ctx: ToolContext | None = None,
+        *,
+        executor: Executor | None = None,
+    ) -> AsyncIterator[AsyncIterator[ToolResponse]]:
+        """Responses as they happen, as an async context manager.
+
+        A generator tool gives one ``final=False`` response per yield, then the final one
+        (a sync generator's ``return`` value, else the last yield again). Other tools give
+        one final response. Leaving the block stops the tool.
+        """
+        spec = self._cell.spec or self._cell.build()
+        call_args, call_kwargs, ctx = self._prepare(spec, args, ctx)
+        async with self._stream_prepared(call_args, call_kwargs, ctx, executor) as updates:
+            yield updates
+
+    @asynccontextmanager
+    async def _stream_prepared(
+        self,
+        call_args: list[Any],
+        call_kwargs: dict[str, Any],
+        ctx: ToolContext | None,
+        executor: Executor | None,
+    ) -> AsyncIterator[AsyncIterator[ToolResponse]]:
+        updates = self._updates(call_args, call_kwargs, ctx, executor)
+        try:
+            yield updates
+        finally:
+            await updates.aclose()
+
+    async def _updates(
+        self,
+        call_args: list[Any],
+        call_kwargs: dict[str, Any],
+        ctx: ToolContext | None,
+        executor: Executor | None,
+    ) -> AsyncIterator[ToolResponse]:
+        call_id = getattr(ctx, "function_call_id", "") if ctx is not None else ""
+        started = time.perf_counter()
+
+        def response(value: Any, final: bool) -> ToolResponse:
+            body, parts = to_response(value)
+            return ToolResponse(
+                id=call_id,
+                name=self.name,
+                response=body,
+                final=final,
+                duration_s=time.perf_counter() - started,
+                parts=parts,
+            )
+
+        kind = self._target.kind
+        if kind == "async":
+            try:
+                value = await self._func(*call_args, **call_kwargs)
+            except ToolError:
+                raise
+            except Exception as exc:
+                raise self._failure(exc) from exc
+            yield response(value, True)
+            return
+        if kind == "sync":
+            yield response(await self._call_sync(call_args, call_kwargs, executor), True)
+            return
+
+        last: Any = None
+        if kind == "asyncgen":
+            agen = self._func(*call_args, **call_kwargs)
+            try:
+                async for item in agen:
+                    last = item
+                    yield response(item, False)
+            except ToolError:
+                raise
+            except Exception as exc:
+                raise self._failure(exc) from exc
+            finally:
+                await agen.aclose()
+            yield response(last, True)
+            return
+
+        driver = SyncGeneratorDriver(
+            self._func,
+            call_args,
+            call_kwargs,
+            executor=(executor or default_executor()) if self.run_in_thread else None,
+        )
+        try:
+            while True:
+                try:
+                    done, item = await driver.next()
+                except ToolError:
+                    raise
+                except Exception as exc:
+                    raise self._failure(exc) from exc
+                if done:
+                    yield response(item if item is not None else last, True)
+                    return
+                last = item
+                yield response(item, False)
+        finally:
+            driver.close()
+
+    # -- helpers -----------------------------------------------------------------------------
+
+    def _prepare(
+        self, spec: ToolSpec, args: Args, ctx: ToolContext | None
+    ) -> tuple[list[Any], dict[str, Any], ToolContext | None]:
+        if self._target.binding != "none" and self._func is self._target.call:
+            raise TypeError(
+                f"tool {self.name!r} is a method: run it from an instance (obj.{self.__name__})"
+            )
+        values = self._validate(spec, args)
+        if spec.plain_keywords:
+            call_args: list[Any] = []
+            call_kwargs = dict(values)
+        else:
+            call_args, call_kwargs = [], {}
+            for p in spec.parameters:
+                if p.positional_only:
+                    call_args.append(values[p.field])
+                else:
+                    call_kwargs[p.name] = values[p.field]
+        if spec.context_parameter is not None:
+            if ctx is None:
+                from ._context import SimpleToolContext
+
+                ctx = SimpleToolContext(caller="user")
+            ctx.tool_name = self.name
+            call_kwargs[spec.context_parameter] = ctx
+        return call_args, call_kwargs, ctx
+
+    def _validate(self, spec: ToolSpec, args: Args) -> dict[str, Any]:
+        model = spec.args_model
+        try:
+            if isinstance(args, str | bytes):
+                check_text_bounds(args)
+                validated = model.model_validate_json(args)
+            elif isinstance(args, Mapping):
+                check_dict_bounds(args)
+                validated = model.model_validate(args if type(args) is dict else dict(args))
+            else:
+                raise ToolError(
+                    f"arguments for tool {self.name!r} must be a JSON object, "
+                    f"not {type(args).__name__}",
+                    code="tool.invalid_arguments",
+                    details=[{"loc": [], "msg": "Input should be an object", "type": "model_type"}],
+                )
+        except ValidationError as exc:
+            details = error_details_from_validation(
+                exc.errors(include_url=False, include_context=False), spec.parameter_names
+            )
+            raise self._invalid(details) from None
+        except ToolError:
+            raise
+        except (ValueError, TypeError, RecursionError, UnicodeError) as exc:
+            details = [{"loc": [], "msg": str(exc)[:200], "type": "value_error"}]
+            raise self._invalid(details) from None
+        return validated.__dict__
+
+    def _invalid(self, details: list[dict[str, Any]]) -> ToolError:
+        summary = "; ".join(
+            f"{'.'.join(str(x) for x in d['loc']) or '(arguments)'}: {d['msg']}" for d in details[:3]
+        )
+        if len(details) > 3:
+            summary += f"; and {len(details) - 3} more"
+        return ToolError(
+            f"invalid arguments for tool {self.name!r}: {summary}",
+            code="tool.invalid_arguments",
+            details=details,
+        )
+
+    async def _call_sync(
+        self, call_args: list[Any], call_kwargs: dict[str, Any], executor: Executor | None
+    ) -> Any:
+        try:
+            if not self.run_in_thread:
+                return self._func(*call_args, **call_kwargs)
+            loop = asyncio.get_running_loop()
+            context = contextvars.copy_context()
+            return await loop.run_in_executor(
+                executor or default_executor(),
+                context.run,
+                call_in_thread,
+                self._func,
+                call_args,
+                call_kwargs,
+            )
+        except ToolError:
+            raise
+        except Exception as exc:
+            raise self._failure(exc) from exc
+
+    def _failure(self, exc: Exception) -> ToolError:
+        return ToolError(
+            f"tool {self.name!r} failed with {type(exc).__name__} "
+            "(the error text is not shown; it may contain private data)",
+            code="tool.failed",
+        )
+
+
+@overload
+def tool(func: Callable[P, R], /) -> FunctionTool[P, R]: ...
+@overload
+def tool(
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    read_only: bool = False,
+    concurrency_safe: bool = False,
+    long_running: bool = False,
+    idempotent: bool = False,
+    destructive: bool | None = None,
+    require_confirmation: bool | ConfirmationPredicate = False,
+    timeout: float | None = None,
+    scopes: tuple[str, ...] | list[str] = (),
+    run_in_thread: bool = True,
+) -> Callable[[Callable[P, R]], FunctionTool[P, R]]: ...
+def tool(func: Callable[..., Any] | None = None, /, **options: Any) -> Any:
+    """Turn a typed function into a :class:`FunctionTool`; use bare or with options.
+
+    Options: ``name`` (default: the function's name), ``description`` (default: from the
+    docstring), ``read_only``, ``concurrency_safe`` (with ``read_only``, lets the AUTO
+    strategy run the call beside others), ``long_running``, ``idempotent``,
+    ``destructive`` (default ``not read_only``), ``require_confirmation`` (a bool, or a
+    predicate given the validated arguments), ``timeout`` (seconds), ``scopes`` (all
+    must be granted for the tool to run), ``run_in_thread`` (``False`` runs a sync
+    function on the event loop itself).
+    """
+    if func is not None:
+        return FunctionTool(func, **options)
+    return lambda f: FunctionTool(f, **options)

@@ -1,0 +1,91 @@
+"""The canonical JSON Schemas of a tool: pydantic's, without titles, as the model sees them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, TypeAdapter
+
+__all__ = ["parameters_schema", "response_schema", "strip_titles"]
+
+# Keywords whose value is a schema, a list of schemas, or a name -> schema mapping. Only
+# these are walked, so a property that happens to be called "title" is kept.
+_SCHEMA_KEYS = frozenset(
+    {"items", "additionalProperties", "not", "if", "then", "else", "contains",
+     "propertyNames", "unevaluatedItems", "unevaluatedProperties", "contentSchema"}
+)
+_SCHEMA_LIST_KEYS = frozenset({"anyOf", "oneOf", "allOf", "prefixItems"})
+_SCHEMA_MAP_KEYS = frozenset({"properties", "patternProperties", "$defs", "dependentSchemas"})
+
+
+def strip_titles(schema: dict[str, Any]) -> dict[str, Any]:
+    """Remove every ``title`` keyword, in place, and return ``schema``."""
+    schema.pop("title", None)
+    for key, value in schema.items():
+        if key in _SCHEMA_KEYS:
+            if isinstance(value, dict):
+                strip_titles(value)
+        elif key in _SCHEMA_LIST_KEYS:
+            for item in value:
+                if isinstance(item, dict):
+                    strip_titles(item)
+        elif key in _SCHEMA_MAP_KEYS:
+            for item in value.values():
+                if isinstance(item, dict):
+                    strip_titles(item)
+    return schema
+
+
+def parameters_schema(args_model: type[BaseModel]) -> dict[str, Any]:
+    """Validation-mode schema of the arguments (draft 2020-12), root closed, no titles."""
+    schema = strip_titles(args_model.model_json_schema(mode="validation"))
+    schema["additionalProperties"] = False
+    schema.setdefault("properties", {})
+    return schema
+
+
+_SIMPLE: dict[Any, dict[str, Any]] = {
+    bool: {"type": "boolean"},
+    int: {"type": "integer"},
+    float: {"type": "number"},
+    str: {"type": "string"},
+    type(None): {"type": "null"},
+    None: {"type": "null"},
+}
+
+
+def response_schema(annotation: Any) -> dict[str, Any]:
+    """Serialization-mode schema of what the model receives for a return ``annotation``.
+
+    A value that is not an object arrives as ``{"result": value}``, so its schema is
+    wrapped the same way; a union of objects and non-objects gets both shapes.
+    """
+    simple = _SIMPLE.get(annotation) if isinstance(annotation, type | None) else None
+    if simple is not None:
+        return _wrap(dict(simple))
+    schema = strip_titles(TypeAdapter(annotation).json_schema(mode="serialization"))
+    defs = schema.pop("$defs", None)
+    if _is_object(schema, defs):
+        out = schema
+    elif "anyOf" in schema and any(_is_object(s, defs) for s in schema["anyOf"]):
+        objects = [s for s in schema["anyOf"] if _is_object(s, defs)]
+        others = [s for s in schema["anyOf"] if not _is_object(s, defs)]
+        out = {"anyOf": [*objects, _wrap(others[0] if len(others) == 1 else {"anyOf": others})]}
+    else:
+        out = _wrap(schema)
+    if defs:
+        out["$defs"] = defs
+    return out
+
+
+def _wrap(schema: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "object", "properties": {"result": schema}, "required": ["result"]}
+
+
+def _is_object(schema: dict[str, Any], defs: dict[str, Any] | None) -> bool:
+    ref = schema.get("$ref")
+    if isinstance(ref, str) and defs and ref.startswith("#/$defs/"):
+        return _is_object(defs.get(ref.removeprefix("#/$defs/"), {}), defs)
+    if "anyOf" in schema:
+        return all(_is_object(s, defs) for s in schema["anyOf"])
+    return schema.get("type") == "object"

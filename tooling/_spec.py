@@ -1,0 +1,341 @@
+"""From a :class:`Target` to one frozen :class:`ToolSpec`: built once, read by everything.
+
+The steps, each a small function below: resolve the annotations; split off the injected
+context; settle each parameter's description (``Field`` > ``Annotated[T, "text"]`` >
+docstring) and record disagreements; build the pydantic arguments model; check the
+defaults against it; derive the parameters and response schemas.
+"""
+
+from __future__ import annotations
+
+import inspect
+import types
+import typing
+import warnings
+from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator, Generator, Iterable, Iterator
+from dataclasses import dataclass
+from typing import Annotated, Any, Union, get_args, get_origin
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, model_validator
+from pydantic.fields import FieldInfo
+from pydantic_core import PydanticUndefined
+
+from ._docstrings import parse_docstring
+from ._schema import parameters_schema, response_schema
+from ._target import CONTEXT_PARAM_NAME, Target
+from ._types import Diagnostic
+
+__all__ = ["LONG_RUNNING_NOTE", "ParameterSpec", "ToolSpec", "build_spec"]
+
+LONG_RUNNING_NOTE = (
+    "This tool runs for a while: once it has answered with a pending status, do not call it "
+    "again for the same request; wait for its result."
+)
+
+_NONE_TYPES = (type(None), None)
+_RESERVED = frozenset(dir(BaseModel))
+
+
+@dataclass(frozen=True, slots=True)
+class ParameterSpec:
+    """One parameter the model sees: its name, the args-model field behind it, and how
+    the function takes it."""
+
+    name: str
+    field: str
+    positional_only: bool
+    required: bool
+    description: str | None
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class ToolSpec:
+    """Everything derived from a function's signature and docstring, computed once.
+
+    Shared by every copy of a tool (bound methods, prefixed copies): read-only.
+    """
+
+    name: str
+    description: str
+    parameters: tuple[ParameterSpec, ...]
+    context_parameter: str | None
+    args_model: type[BaseModel]
+    parameters_json_schema: dict[str, Any]
+    response_json_schema: dict[str, Any] | None
+    diagnostics: tuple[Diagnostic, ...]
+    #: True when the validated model's fields can be passed straight as keyword arguments.
+    plain_keywords: bool
+
+    @property
+    def parameter_names(self) -> tuple[str, ...]:
+        """The names a model may send, in signature order."""
+        return tuple(p.name for p in self.parameters)
+
+
+def build_spec(target: Target, *, description: str | None, long_running: bool) -> ToolSpec:
+    """Resolve ``target``'s types and build its spec; errors name the function and parameter."""
+    hints = _resolve_hints(target)
+    docstring = parse_docstring(target.doc)
+    diagnostics: list[Diagnostic] = []
+
+    context_parameter: str | None = None
+    params: list[ParameterSpec] = []
+    fields: dict[str, Any] = {}
+    null_means_default: list[str] = []
+    defaults_to_check: dict[str, Any] = {}
+
+    for param in target.parameters:
+        annotation = hints.get(param.name, Any)
+        if _is_context(param.name, annotation):
+            if context_parameter is not None:
+                raise TypeError(
+                    f"tool {target.qualname}: parameters {context_parameter!r} and "
+                    f"{param.name!r} both ask for the tool context; keep one"
+                )
+            context_parameter = param.name
+            continue
+
+        field_info = param.default if isinstance(param.default, FieldInfo) else None
+        if field_info is not None:
+            default: Any = field_info.default
+            has_default = default is not PydanticUndefined or field_info.default_factory is not None
+        else:
+            default = param.default
+            has_default = default is not inspect.Parameter.empty
+
+        if has_default and default is None and not _admits_none(annotation):
+            annotation = annotation | None  # ``x: int = None`` means Optional[int]
+
+        text = _settle_description(target.qualname, param.name, annotation, field_info, docstring.params, diagnostics)
+        field_name = param.name if _usable_field_name(param.name) else f"arg_{len(params)}_"
+        kwargs: dict[str, Any] = {"description": text}
+        if field_name != param.name:
+            kwargs["alias"] = param.name
+        if field_info is not None:
+            merged = FieldInfo.merge_field_infos(field_info, **kwargs)
+        elif has_default:
+            merged = Field(default, **kwargs)
+        else:
+            merged = Field(**kwargs)
+        fields[field_name] = (annotation, merged)
+
+        if has_default and default is not PydanticUndefined:
+            defaults_to_check[param.name] = default
+        if has_default and not _admits_none(annotation):
+            null_means_default.append(param.name)
+        params.append(
+            ParameterSpec(
+                name=param.name,
+                field=field_name,
+                positional_only=param.kind is inspect.Parameter.POSITIONAL_ONLY,
+                required=not has_default,
+                description=text,
+            )
+        )
+
+    for documented in docstring.params:
+        if documented not in {p.name for p in target.parameters}:
+            diagnostics.append(
+                Diagnostic(
+                    "warning",
+                    "docstring.unknown_parameter",
+                    f"the docstring of {target.qualname} documents {documented!r}, "
+                    "which is not a parameter",
+                    documented,
+                )
+            )
+
+    args_model = _build_model(target, fields, null_means_default)
+    _check_defaults(target, args_model, defaults_to_check)
+
+    text = description if description is not None else docstring.description
+    if long_running:
+        text = f"{text}\n\n{LONG_RUNNING_NOTE}" if text else LONG_RUNNING_NOTE
+
+    for diagnostic in diagnostics:
+        if diagnostic.level == "warning":
+            warnings.warn(f"{target.qualname}: {diagnostic.message}", UserWarning, stacklevel=4)
+
+    return ToolSpec(
+        name=target.name,
+        description=text,
+        parameters=tuple(params),
+        context_parameter=context_parameter,
+        args_model=args_model,
+        parameters_json_schema=parameters_schema(args_model),
+        response_json_schema=_response_schema(target, hints),
+        diagnostics=tuple(diagnostics),
+        plain_keywords=all(p.field == p.name and not p.positional_only for p in params),
+    )
+
+
+# -- steps ---------------------------------------------------------------------------------
+
+
+def _resolve_hints(target: Target) -> dict[str, Any]:
+    try:
+        return typing.get_type_hints(target.source, include_extras=True)
+    except Exception as exc:  # NameError for a missing name, anything from a bad string
+        culprit = _unresolvable_parameter(target)
+        where = f"parameter {culprit!r}" if culprit else "an annotation"
+        raise TypeError(f"tool {target.qualname}: cannot resolve the type of {where}: {exc}") from exc
+
+
+def _unresolvable_parameter(target: Target) -> str | None:
+    source = inspect.unwrap(target.source)
+    globalns = getattr(source, "__globals__", {})
+    for param in target.parameters:
+        annotation = param.annotation
+        if not isinstance(annotation, str):
+            continue
+        try:
+            eval(annotation, globalns)  # noqa: S307 - the same evaluation get_type_hints does
+        except Exception:
+            return param.name
+    return None
+
+
+def _is_context(name: str, annotation: Any) -> bool:
+    if name == CONTEXT_PARAM_NAME:
+        return True
+    from ._context import ToolContext
+
+    return isinstance(annotation, type) and issubclass(annotation, ToolContext)
+
+
+def _admits_none(annotation: Any) -> bool:
+    if annotation in _NONE_TYPES or annotation is Any or annotation is object:
+        return True
+    origin = get_origin(annotation)
+    if origin is Annotated:
+        return _admits_none(get_args(annotation)[0])
+    if origin is Union or origin is types.UnionType:
+        return any(_admits_none(arg) for arg in get_args(annotation))
+    if origin is typing.Literal:
+        return None in get_args(annotation)
+    return False
+
+
+def _usable_field_name(name: str) -> bool:
+    return not name.startswith("_") and name not in _RESERVED
+
+
+def _settle_description(
+    qualname: str,
+    name: str,
+    annotation: Any,
+    field_info: FieldInfo | None,
+    documented: dict[str, str],
+    diagnostics: list[Diagnostic],
+) -> str | None:
+    """Pick the description by precedence and record where sources disagree."""
+    sources: list[tuple[str, str]] = []
+    if field_info is not None and field_info.description:
+        sources.append(("Field(description=)", field_info.description))
+    if get_origin(annotation) is Annotated:
+        for meta in get_args(annotation)[1:]:
+            if isinstance(meta, FieldInfo) and meta.description:
+                sources.append(("Field(description=)", meta.description))
+        for meta in get_args(annotation)[1:]:
+            if isinstance(meta, str) and meta.strip():
+                sources.append(("Annotated text", meta))
+                break
+    if name in documented:
+        sources.append(("docstring", documented[name]))
+
+    if not sources:
+        diagnostics.append(
+            Diagnostic(
+                "info",
+                "docstring.undocumented_parameter",
+                f"parameter {name!r} has no description",
+                name,
+            )
+        )
+        return None
+    chosen_from, chosen = sources[0]
+    for other_from, other in sources[1:]:
+        if " ".join(other.split()) != " ".join(chosen.split()):
+            diagnostics.append(
+                Diagnostic(
+                    "warning",
+                    "description.conflict",
+                    f"parameter {name!r}: {chosen_from} says {chosen!r} but {other_from} says "
+                    f"{other!r}; using {chosen_from}",
+                    name,
+                )
+            )
+    return chosen
+
+
+def _build_model(
+    target: Target, fields: dict[str, Any], null_means_default: list[str]
+) -> type[BaseModel]:
+    validators: dict[str, Any] = {}
+    if null_means_default:
+        keys = tuple(null_means_default)
+
+        def drop_nulls(cls: type[BaseModel], data: Any) -> Any:
+            # A strict-mode model sends null for an optional argument: use the default.
+            if type(data) is dict and any(data.get(k, 0) is None for k in keys):
+                return {k: v for k, v in data.items() if not (v is None and k in keys)}
+            return data
+
+        validators["null_means_default"] = model_validator(mode="before")(classmethod(drop_nulls))  # type: ignore[arg-type]
+    config = ConfigDict(extra="forbid", protected_namespaces=(), populate_by_name=False)
+    try:
+        return create_model(  # type: ignore[call-overload,no-any-return]
+            f"{target.name}_arguments",
+            __config__=config,
+            __validators__=validators,
+            __module__=getattr(target.source, "__module__", None) or __name__,
+            **fields,
+        )
+    except Exception as exc:
+        culprit = _unsupported_field(fields)
+        where = f"parameter {culprit!r}" if culprit else "its parameters"
+        raise TypeError(f"tool {target.qualname}: cannot build a schema for {where}: {exc}") from exc
+
+
+def _unsupported_field(fields: dict[str, Any]) -> str | None:
+    from pydantic import TypeAdapter
+
+    for name, (annotation, _) in fields.items():
+        try:
+            TypeAdapter(annotation)
+        except Exception:
+            return name
+    return None
+
+
+def _check_defaults(target: Target, model: type[BaseModel], defaults: dict[str, Any]) -> None:
+    if not defaults:
+        return
+    try:
+        model.model_validate(defaults)
+    except ValidationError as exc:
+        for error in exc.errors():
+            if error["type"] != "missing" and error["loc"] and error["loc"][0] in defaults:
+                raise TypeError(
+                    f"tool {target.qualname}: the default of parameter {error['loc'][0]!r} "
+                    f"does not match its annotation: {error['msg']}"
+                ) from exc
+
+
+_GENERATOR_ORIGINS = (Generator, Iterator, Iterable, AsyncGenerator, AsyncIterator, AsyncIterable)
+
+
+def _response_schema(target: Target, hints: dict[str, Any]) -> dict[str, Any] | None:
+    if "return" not in hints:
+        return None
+    annotation = hints["return"]
+    if target.kind in ("gen", "asyncgen"):
+        if get_origin(annotation) not in _GENERATOR_ORIGINS or not get_args(annotation):
+            return None
+        annotation = get_args(annotation)[0]  # what each update carries
+    if annotation is Any or annotation is object:
+        return None
+    try:
+        return response_schema(annotation)
+    except Exception as exc:
+        raise TypeError(f"tool {target.qualname}: cannot build a schema for its return type: {exc}") from exc

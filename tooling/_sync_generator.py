@@ -1,0 +1,130 @@
+"""Run a sync function or generator on a worker thread.
+
+All ``next()`` calls of one generator happen on the same thread (thread-local state in
+the generator stays valid), one item at a time, only when the consumer asks for it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import queue
+from collections.abc import Callable
+from concurrent.futures import Executor
+from typing import Any
+
+__all__ = ["SyncGeneratorDriver", "call_in_thread"]
+
+
+def call_in_thread(func: Callable[..., Any], args: list[Any], kwargs: dict[str, Any]) -> Any:
+    """Call ``func``; a ``StopIteration`` cannot cross into an asyncio future, so rename it."""
+    try:
+        return func(*args, **kwargs)
+    except StopIteration as exc:
+        raise RuntimeError("the tool raised StopIteration") from exc
+
+
+_STOP = object()
+
+
+class SyncGeneratorDriver:
+    """Drives a sync generator function from async code.
+
+    ``executor=None`` runs it on the calling (event-loop) thread instead.
+    """
+
+    def __init__(
+        self,
+        func: Callable[..., Any],
+        args: list[Any],
+        kwargs: dict[str, Any],
+        *,
+        executor: Executor | None,
+    ) -> None:
+        self._func = func
+        self._args = args
+        self._kwargs = kwargs
+        self._executor = executor
+        self._requests: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self._started = False
+        self._finished = False
+        self._inline: Any = None
+
+    async def next(self) -> tuple[bool, Any]:
+        """``(False, item)`` for a yield, ``(True, value)`` when the generator returned."""
+        if self._finished:
+            raise RuntimeError("the generator has finished")
+        if self._executor is None:
+            return self._step_inline()
+        loop = asyncio.get_running_loop()
+        reply: asyncio.Future[tuple[bool, Any]] = loop.create_future()
+        if not self._started:
+            self._started = True
+            context = contextvars.copy_context()
+            self._executor.submit(context.run, self._pump, loop)
+        self._requests.put(reply)
+        try:
+            done, item = await reply
+        except BaseException:
+            self._finished = True
+            raise
+        self._finished = done
+        return done, item
+
+    def _step_inline(self) -> tuple[bool, Any]:
+        try:
+            if self._inline is None:
+                self._inline = self._func(*self._args, **self._kwargs)
+            return False, next(self._inline)
+        except StopIteration as stop:
+            self._finished = True
+            return True, stop.value
+
+    def _pump(self, loop: asyncio.AbstractEventLoop) -> None:
+        generator = None
+        while True:
+            reply = self._requests.get()
+            if reply is _STOP:
+                if generator is not None:
+                    generator.close()
+                return
+            try:
+                if generator is None:
+                    generator = self._func(*self._args, **self._kwargs)
+                outcome: tuple[bool, Any] = (False, next(generator))
+            except StopIteration as stop:
+                _reply(loop, reply, (True, stop.value), None)
+                return
+            except BaseException as exc:  # delivered to the awaiting side, which decides
+                _reply(loop, reply, None, exc)
+                return
+            _reply(loop, reply, outcome, None)
+
+    def close(self) -> None:
+        """Stop the generator (``generator.close()`` on its own thread) if still running."""
+        if self._executor is None:
+            if self._inline is not None:
+                self._inline.close()
+        elif self._started:
+            self._requests.put(_STOP)
+        self._finished = True
+
+
+def _reply(
+    loop: asyncio.AbstractEventLoop,
+    reply: asyncio.Future[tuple[bool, Any]],
+    value: tuple[bool, Any] | None,
+    exc: BaseException | None,
+) -> None:
+    def deliver() -> None:
+        if reply.done():
+            return
+        if exc is not None:
+            reply.set_exception(exc)
+        else:
+            reply.set_result(value)  # type: ignore[arg-type]
+
+    try:
+        loop.call_soon_threadsafe(deliver)
+    except RuntimeError:  # the loop has closed: nobody is waiting any more
+        pass

@@ -1,0 +1,138 @@
+"""What ``@tool`` was given, reduced to what a tool needs, with the cheap checks done.
+
+Everything here runs at decoration time, so it never resolves type annotations: a module
+with ``from __future__ import annotations`` may name types that do not exist yet.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import types
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+__all__ = ["CONTEXT_PARAM_NAME", "Binding", "Kind", "Target", "analyze_target"]
+
+CONTEXT_PARAM_NAME = "tool_context"
+_SELF_NAMES = {"self": "instance", "cls": "class"}
+
+Kind = Literal["sync", "async", "gen", "asyncgen"]
+Binding = Literal["none", "instance", "class"]
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """A callable ready to become a tool.
+
+    ``call`` is what gets invoked (for ``binding != "none"`` the plain function, to be
+    bound to an instance or class first); ``source`` is the function whose annotations,
+    globals and docstring describe it; ``parameters`` the signature's parameters without
+    ``self``/``cls``.
+    """
+
+    call: Callable[..., Any]
+    source: Callable[..., Any]
+    name: str
+    qualname: str
+    doc: str | None
+    parameters: tuple[inspect.Parameter, ...]
+    binding: Binding
+    kind: Kind
+
+
+def _innermost(func: Any) -> Any:
+    while isinstance(func, functools.partial):
+        func = func.func
+    return func
+
+
+def _kind_of(func: Any) -> Kind:
+    if inspect.isasyncgenfunction(func):
+        return "asyncgen"
+    if inspect.iscoroutinefunction(func):
+        return "async"
+    if inspect.isgeneratorfunction(func):
+        return "gen"
+    return "sync"
+
+
+def analyze_target(obj: Any) -> Target:
+    """Inspect ``obj`` (function, coroutine or generator function, partial, bound method,
+    static or class method, or callable object) and check what needs no type resolution:
+    no ``*args``/``**kwargs``, an annotation on every parameter the model will see."""
+    binding: Binding = "none"
+    if isinstance(obj, staticmethod):
+        obj = obj.__func__
+    elif isinstance(obj, classmethod):
+        obj = obj.__func__
+        binding = "class"
+
+    inner = _innermost(obj)
+    if isinstance(inner, types.MethodType):
+        source = inner.__func__
+        kind = _kind_of(inner)
+    elif inspect.isfunction(inner) or inspect.isbuiltin(inner):
+        source = inner
+        kind = _kind_of(inner)
+    elif callable(inner) and not isinstance(inner, type):
+        source = type(inner).__call__
+        kind = _kind_of(source)
+    else:
+        raise TypeError(f"@tool needs a function or callable object, got {obj!r}")
+
+    if isinstance(inner, types.FunctionType | types.MethodType | types.BuiltinFunctionType):
+        name = inner.__name__
+        qualname = getattr(inner, "__qualname__", name)
+        doc = inner.__doc__
+    else:  # a callable object: named after its class, described by __call__ or the class
+        name = type(inner).__name__
+        qualname = type(inner).__qualname__
+        doc = type(inner).__call__.__doc__ or type(inner).__doc__
+
+    try:
+        signature = inspect.signature(obj)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"cannot read the signature of {qualname}: {exc}") from exc
+
+    parameters = list(signature.parameters.values())
+    if binding == "class":
+        parameters = parameters[1:]
+    elif (
+        binding == "none"
+        and inspect.isfunction(obj)
+        and parameters
+        and parameters[0].name in _SELF_NAMES
+        and parameters[0].kind <= inspect.Parameter.POSITIONAL_OR_KEYWORD
+    ):
+        binding = "instance" if parameters[0].name == "self" else "class"
+        parameters = parameters[1:]
+
+    for param in parameters:
+        if param.kind is inspect.Parameter.VAR_POSITIONAL:
+            raise TypeError(
+                f"tool {qualname}: parameter '*{param.name}' is not supported; "
+                "a model calls tools with named arguments only"
+            )
+        if param.kind is inspect.Parameter.VAR_KEYWORD:
+            raise TypeError(
+                f"tool {qualname}: parameter '**{param.name}' is not supported; "
+                "declare each argument the model may send"
+            )
+        if param.annotation is inspect.Parameter.empty and param.name != CONTEXT_PARAM_NAME:
+            raise TypeError(
+                f"tool {qualname}: parameter {param.name!r} has no type annotation; "
+                "the schema the model sees is built from annotations"
+            )
+
+    return Target(
+        call=obj,
+        source=source,
+        name=name,
+        qualname=qualname,
+        doc=doc,
+        parameters=tuple(parameters),
+        binding=binding,
+        kind=kind,
+    )

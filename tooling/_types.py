@@ -1,0 +1,147 @@
+"""Small value types shared by tools, contexts and the scheduler."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from ._errors import ToolError
+
+__all__ = [
+    "Blob",
+    "Confirmation",
+    "Diagnostic",
+    "FileRef",
+    "MemoryHit",
+    "ToolCall",
+    "ToolProgress",
+    "ToolResponse",
+]
+
+
+class Blob:
+    """Binary data with its MIME type, sent to the model as an inline part.
+
+    A plain class on purpose (not a dataclass or model): result serialization treats it
+    as an opaque value to lift out into a response part, never as a mapping of fields.
+    """
+
+    __slots__ = ("data", "mime_type")
+
+    def __init__(self, mime_type: str, data: bytes) -> None:
+        if not isinstance(data, bytes | bytearray | memoryview):
+            raise TypeError(f"Blob data must be bytes, not {type(data).__name__}")
+        self.mime_type = mime_type
+        self.data = bytes(data)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Blob):
+            return NotImplemented
+        return self.mime_type == other.mime_type and self.data == other.data
+
+    def __hash__(self) -> int:
+        return hash((self.mime_type, self.data))
+
+    def __repr__(self) -> str:
+        return f"Blob(mime_type={self.mime_type!r}, data=<{len(self.data)} bytes>)"
+
+
+class FileRef:
+    """A reference to a file by URI, sent to the model as a file part."""
+
+    __slots__ = ("mime_type", "uri")
+
+    def __init__(self, uri: str, mime_type: str) -> None:
+        self.uri = uri
+        self.mime_type = mime_type
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, FileRef):
+            return NotImplemented
+        return self.uri == other.uri and self.mime_type == other.mime_type
+
+    def __hash__(self) -> int:
+        return hash((self.uri, self.mime_type))
+
+    def __repr__(self) -> str:
+        return f"FileRef(uri={self.uri!r}, mime_type={self.mime_type!r})"
+
+
+@dataclass(frozen=True, slots=True)
+class Diagnostic:
+    """Something noticed while building a tool's spec or exporting it.
+
+    ``code`` is one of ``description.conflict``, ``docstring.unknown_parameter``,
+    ``docstring.undocumented_parameter`` or ``export.lossy``; ``parameter`` names the
+    parameter concerned, when there is one.
+    """
+
+    level: Literal["info", "warning"]
+    code: str
+    message: str
+    parameter: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryHit:
+    """One result of :meth:`ToolContext.search_memory`."""
+
+    text: str
+    author: str
+    session_id: str
+    timestamp: float
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """A model's request to run tool ``name`` with ``args`` (a dict or JSON text)."""
+
+    id: str
+    name: str
+    args: Mapping[str, Any] | str = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class ToolResponse:
+    """What one tool call produced.
+
+    ``response`` is the dict the model receives; ``error`` the :class:`ToolError` when the
+    call failed (``response`` is then its ``to_response()``); ``exception`` the original
+    exception behind a failure; ``final`` is false for the intermediate responses of a
+    long-running generator tool; ``parts`` the ``Blob``/``FileRef`` values lifted out of
+    the result (referenced from ``response`` as ``{"part": i, "mime_type": ...}``).
+    """
+
+    id: str
+    name: str
+    response: dict[str, Any]
+    error: ToolError | None = None
+    exception: BaseException | None = None
+    final: bool = True
+    duration_s: float = 0.0
+    parts: tuple[Blob | FileRef, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ToolProgress:
+    """A chunk of progress text a tool emitted on one of its streams.
+
+    ``dropped`` is non-zero on a truncation marker: the number of chunks lost in that run.
+    """
+
+    id: str
+    name: str
+    stream: str
+    chunk: str
+    dropped: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Confirmation:
+    """A user's answer to a confirmation request, keyed by call id when resuming."""
+
+    confirmed: bool
+    fingerprint: str
+    payload: Any = None
