@@ -9,6 +9,7 @@ from ._base import BaseTool, BaseToolset
 from ._context import ReadonlyContext, SimpleToolContext, ToolActions, ToolContext
 from ._errors import ToolError
 from ._function_tool import FunctionTool, tool
+from ._scheduler import ExecutionStrategy, Scheduler
 from ._types import (
     Blob,
     Confirmation,
@@ -26,10 +27,12 @@ __all__ = [
     "Blob",
     "Confirmation",
     "Diagnostic",
+    "ExecutionStrategy",
     "FileRef",
     "FunctionTool",
     "MemoryHit",
     "ReadonlyContext",
+    "Scheduler",
     "SimpleToolContext",
     "ToolActions",
     "ToolCall",

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import copy
+import json
 import re
 import warnings
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, Self, TypeVar
 
+from ._errors import ToolError
 from ._types import Diagnostic, ToolResponse
 
 if TYPE_CHECKING:
@@ -81,7 +83,7 @@ class BaseTool(ABC):
     ) -> AsyncIterator[AsyncIterator[ToolResponse]]:
         """Responses as they happen; a tool that does not stream gives one final response."""
 
-        async def one() -> AsyncIterator[ToolResponse]:
+        async def one() -> AsyncGenerator[ToolResponse, None]:
             response = await self.run(args, ctx)
             call_id = getattr(ctx, "function_call_id", "") if ctx is not None else ""
             yield ToolResponse(id=call_id, name=self.name, response=response)
@@ -91,6 +93,34 @@ class BaseTool(ABC):
             yield updates
         finally:
             await updates.aclose()
+
+    def validated_arguments(self, args: Mapping[str, Any] | str) -> dict[str, Any]:
+        """The arguments as the tool will see them, as JSON-safe values.
+
+        Used for confirmation predicates and fingerprints. The default parses JSON text
+        and copies a mapping; ``FunctionTool`` validates and fills in defaults.
+        """
+        if isinstance(args, str | bytes):
+            from ._bounds import check_text_bounds
+
+            check_text_bounds(args)
+            try:
+                parsed = json.loads(args)
+            except ValueError as exc:
+                raise ToolError(
+                    f"arguments for tool {self.name!r} are not valid JSON: {exc}",
+                    code="tool.invalid_arguments",
+                    details=[{"loc": [], "msg": str(exc), "type": "json_invalid"}],
+                ) from None
+        else:
+            parsed = args
+        if not isinstance(parsed, Mapping):
+            raise ToolError(
+                f"arguments for tool {self.name!r} must be a JSON object",
+                code="tool.invalid_arguments",
+                details=[{"loc": [], "msg": "Input should be an object", "type": "model_type"}],
+            )
+        return dict(parsed)
 
     # -- exports -------------------------------------------------------------------------
 

@@ -12,7 +12,7 @@ from types import MappingProxyType
 from typing import Any
 
 from ._state import State
-from ._types import Blob, MemoryHit, ToolProgress
+from ._types import Blob, Confirmation, MemoryHit, ToolProgress
 
 __all__ = [
     "DEFAULT_PROGRESS_LIMIT",
@@ -222,6 +222,8 @@ class ToolContext(ReadonlyContext, ABC):
         self._auth_responses: dict[str, dict[str, Any]] = {
             key: dict(value) for key, value in (auth_responses or {}).items()
         }
+        self.tool_confirmation: Confirmation | None = None
+        """The user's confirmation of this call, when it was resumed with one."""
         # Framework hook: when set (e.g. by a scheduler streaming a dispatch), progress goes
         # here instead of to _deliver_progress, whatever the context's class.
         self._progress_sink: Callable[[ToolProgress], None] | None = None

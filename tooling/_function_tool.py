@@ -8,7 +8,7 @@ import copy
 import threading
 import time
 import types
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
 from concurrent.futures import Executor
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, Generic, ParamSpec, TypeVar, overload
@@ -118,16 +118,16 @@ class FunctionTool(BaseTool, Generic[P, R]):
         """The tool's spec, built on first access (errors name function and parameter)."""
         return self._cell.spec or self._cell.build()
 
-    @property  # type: ignore[override]
-    def description(self) -> str:
+    @property
+    def description(self) -> str:  # type: ignore[override]
         return self.spec.description
 
-    @property  # type: ignore[override]
-    def parameters_json_schema(self) -> dict[str, Any]:
+    @property
+    def parameters_json_schema(self) -> dict[str, Any]:  # type: ignore[override]
         return self.spec.parameters_json_schema
 
-    @property  # type: ignore[override]
-    def response_json_schema(self) -> dict[str, Any] | None:
+    @property
+    def response_json_schema(self) -> dict[str, Any] | None:  # type: ignore[override]
         return self.spec.response_json_schema
 
     @property
@@ -165,6 +165,21 @@ class FunctionTool(BaseTool, Generic[P, R]):
             except (AttributeError, TypeError):
                 pass
         return bound
+
+    @property
+    def is_generator(self) -> bool:
+        """True for a generator or async generator function: it streams its updates."""
+        return self._target.kind in ("gen", "asyncgen")
+
+    @property
+    def runs_in_thread(self) -> bool:
+        """True when calls run on a worker thread (a sync function or generator)."""
+        return self.run_in_thread and self._target.kind in ("sync", "gen")
+
+    def validated_arguments(self, args: Args) -> dict[str, Any]:
+        """The validated arguments, defaults filled in, as JSON values (by parameter name)."""
+        spec = self._cell.spec or self._cell.build()
+        return self._validate(spec, args).model_dump(mode="json", by_alias=True)
 
     # -- running ---------------------------------------------------------------------------
 
@@ -244,7 +259,7 @@ class FunctionTool(BaseTool, Generic[P, R]):
         call_kwargs: dict[str, Any],
         ctx: ToolContext | None,
         executor: Executor | None,
-    ) -> AsyncIterator[ToolResponse]:
+    ) -> AsyncGenerator[ToolResponse, None]:
         call_id = getattr(ctx, "function_call_id", "") if ctx is not None else ""
         started = time.perf_counter()
 
@@ -320,7 +335,7 @@ class FunctionTool(BaseTool, Generic[P, R]):
             raise TypeError(
                 f"tool {self.name!r} is a method: run it from an instance (obj.{self.__name__})"
             )
-        values = self._validate(spec, args)
+        values = self._validate(spec, args).__dict__
         if spec.plain_keywords:
             call_args: list[Any] = []
             call_kwargs = dict(values)
@@ -340,7 +355,7 @@ class FunctionTool(BaseTool, Generic[P, R]):
             call_kwargs[spec.context_parameter] = ctx
         return call_args, call_kwargs, ctx
 
-    def _validate(self, spec: ToolSpec, args: Args) -> dict[str, Any]:
+    def _validate(self, spec: ToolSpec, args: Args) -> BaseModel:
         model = spec.args_model
         try:
             if isinstance(args, str | bytes):
@@ -366,7 +381,7 @@ class FunctionTool(BaseTool, Generic[P, R]):
         except (ValueError, TypeError, RecursionError, UnicodeError) as exc:
             details = [{"loc": [], "msg": str(exc)[:200], "type": "value_error"}]
             raise self._invalid(details) from None
-        return validated.__dict__
+        return validated
 
     def _invalid(self, details: list[dict[str, Any]]) -> ToolError:
         summary = "; ".join(

@@ -83,6 +83,7 @@ def build_spec(target: Target, *, description: str | None, long_running: bool) -
     fields: dict[str, Any] = {}
     null_means_default: list[str] = []
     defaults_to_check: dict[str, Any] = {}
+    taken = {p.name for p in target.parameters}  # field names an alias must not reuse
 
     for param in target.parameters:
         annotation = hints.get(param.name, Any)
@@ -107,7 +108,7 @@ def build_spec(target: Target, *, description: str | None, long_running: bool) -
             annotation = annotation | None  # ``x: int = None`` means Optional[int]
 
         text = _settle_description(target.qualname, param.name, annotation, field_info, docstring.params, diagnostics)
-        field_name = param.name if _usable_field_name(param.name) else f"arg_{len(params)}_"
+        field_name = param.name if _usable_field_name(param.name) else _fresh_field_name(len(params), taken)
         kwargs: dict[str, Any] = {"description": text}
         if field_name != param.name:
             kwargs["alias"] = param.name
@@ -133,8 +134,9 @@ def build_spec(target: Target, *, description: str | None, long_running: bool) -
             )
         )
 
+    known = {p.name for p in target.parameters} | target.source_parameter_names
     for documented in docstring.params:
-        if documented not in {p.name for p in target.parameters}:
+        if documented not in known:
             diagnostics.append(
                 Diagnostic(
                     "warning",
@@ -220,6 +222,15 @@ def _usable_field_name(name: str) -> bool:
     return not name.startswith("_") and name not in _RESERVED
 
 
+def _fresh_field_name(index: int, taken: set[str]) -> str:
+    """A field name for a parameter pydantic cannot use as one, unlike any other name."""
+    name = f"arg_{index}_"
+    while name in taken:
+        name += "_"
+    taken.add(name)
+    return name
+
+
 def _settle_description(
     qualname: str,
     name: str,
@@ -284,7 +295,7 @@ def _build_model(
         validators["null_means_default"] = model_validator(mode="before")(classmethod(drop_nulls))  # type: ignore[arg-type]
     config = ConfigDict(extra="forbid", protected_namespaces=(), populate_by_name=False)
     try:
-        return create_model(  # type: ignore[call-overload,no-any-return]
+        return create_model(
             f"{target.name}_arguments",
             __config__=config,
             __validators__=validators,

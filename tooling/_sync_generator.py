@@ -10,7 +10,7 @@ import asyncio
 import contextvars
 import queue
 from collections.abc import Callable
-from concurrent.futures import Executor
+from concurrent.futures import Executor, Future
 from typing import Any
 
 __all__ = ["SyncGeneratorDriver", "call_in_thread"]
@@ -48,6 +48,8 @@ class SyncGeneratorDriver:
         self._requests: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self._started = False
         self._finished = False
+        self._in_flight = False
+        self._job: Future[None] | None = None
         self._inline: Any = None
 
     async def next(self) -> tuple[bool, Any]:
@@ -61,13 +63,15 @@ class SyncGeneratorDriver:
         if not self._started:
             self._started = True
             context = contextvars.copy_context()
-            self._executor.submit(context.run, self._pump, loop)
+            self._job = self._executor.submit(context.run, self._pump, loop)
+        self._in_flight = True
         self._requests.put(reply)
         try:
             done, item = await reply
         except BaseException:
             self._finished = True
             raise
+        self._in_flight = False
         self._finished = done
         return done, item
 
@@ -107,6 +111,9 @@ class SyncGeneratorDriver:
                 self._inline.close()
         elif self._started:
             self._requests.put(_STOP)
+            if self._in_flight and self._job is not None:
+                # Stuck inside next(): give up on the thread (a pool may replace it).
+                self._job.cancel()
         self._finished = True
 
 

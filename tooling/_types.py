@@ -112,6 +112,8 @@ class ToolResponse:
     exception behind a failure; ``final`` is false for the intermediate responses of a
     long-running generator tool; ``parts`` the ``Blob``/``FileRef`` values lifted out of
     the result (referenced from ``response`` as ``{"part": i, "mime_type": ...}``).
+    When a response was too large for the model, ``response`` is the cut version and
+    ``full_response`` the whole value.
     """
 
     id: str
@@ -122,6 +124,7 @@ class ToolResponse:
     final: bool = True
     duration_s: float = 0.0
     parts: tuple[Blob | FileRef, ...] = ()
+    full_response: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,234 @@
+"""The bounded channel that carries one dispatch's progress and responses to its consumer.
+
+Bounds, per dispatch and per call:
+
+- at most ``capacity`` progress items wait in the queue; responses are never dropped
+  (intermediate ones wait for room, final ones always go in);
+- a call delivers at most ``budget`` bytes of progress; past it, one final marker and
+  then nothing more for that call;
+- a producer on a worker thread may wait up to ``max_wait`` once per run of drops; on the
+  event-loop thread it never waits;
+- each run of dropped chunks reaches the consumer as one marker whose ``dropped`` counts
+  them; the marker's slot is reserved when the run starts, so it cannot itself be lost.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections import deque
+from collections.abc import AsyncIterator
+from typing import Any
+
+from ._context import PROGRESS_TRUNCATED
+from ._types import ToolProgress, ToolResponse
+
+__all__ = ["CallProgress", "ProgressChannel"]
+
+DEFAULT_CAPACITY = 256
+DEFAULT_BUDGET = 1024 * 1024
+DEFAULT_MAX_WAIT = 0.05
+
+Item = ToolProgress | ToolResponse
+
+
+class CallProgress:
+    """One call's side of the channel: its budget and its current run of drops."""
+
+    __slots__ = ("_channel", "budget", "closed", "dropped", "id", "name", "stream", "waited")
+
+    def __init__(self, channel: ProgressChannel, call_id: str, name: str) -> None:
+        self._channel = channel
+        self.id = call_id
+        self.name = name
+        self.budget = channel.budget
+        self.dropped = 0  # chunks lost in the current run of drops (0: no run)
+        self.stream = ""  # the stream of the first chunk of that run
+        self.waited = False  # whether this run has already waited for room
+        self.closed = False  # budget spent and final marker queued
+
+    def __call__(self, item: ToolProgress) -> None:
+        """A ``ToolContext`` progress sink."""
+        self._channel.offer(self, item)
+
+
+class ProgressChannel:
+    """A queue a dispatch's calls write to (from any thread) and its consumer reads.
+
+    ``consumer=False`` (a plain ``dispatch()``): progress is dropped at once, without
+    waiting or queueing; only final responses are kept.
+    """
+
+    def __init__(
+        self,
+        loop: asyncio.AbstractEventLoop,
+        *,
+        consumer: bool,
+        capacity: int = DEFAULT_CAPACITY,
+        budget: int = DEFAULT_BUDGET,
+        max_wait: float = DEFAULT_MAX_WAIT,
+    ) -> None:
+        self.consumer = consumer
+        self.capacity = capacity
+        self.budget = budget
+        self.max_wait = max_wait
+        self._loop = loop
+        self._loop_thread = threading.get_ident()
+        self._lock = threading.Lock()
+        self._room = threading.Condition(self._lock)
+        self._items: deque[Item] = deque()
+        self._progress_queued = 0  # progress items (markers included) in the queue
+        self._reserved = 0  # marker slots held by runs of drops
+        self._waiter: asyncio.Future[None] | None = None
+        self._wake_pending = False
+        self._closed = False
+        self._async_room: asyncio.Event | None = None
+
+    def for_call(self, call_id: str, name: str) -> CallProgress:
+        return CallProgress(self, call_id, name)
+
+    # -- producers ---------------------------------------------------------------------
+
+    def offer(self, call: CallProgress, item: ToolProgress) -> None:
+        """Queue ``item`` if the bounds allow, else count it in the call's run of drops."""
+        if not self.consumer or call.closed:
+            return
+        size = len(item.chunk.encode("utf-8", "surrogatepass"))
+        with self._lock:
+            if self._closed:
+                return
+            if size > call.budget:
+                self._drop(call, item)
+                self._queue_marker(call)  # the final marker: nothing more for this call
+                call.closed = True
+                self._wake()
+                return
+            if not self._has_room() and not call.waited and not self._on_loop_thread():
+                self._room.wait_for(self._has_room, self.max_wait)
+                call.waited = True
+            if not self._has_room():
+                self._drop(call, item)
+                return
+            if call.dropped:
+                self._queue_marker(call)
+            call.waited = False
+            call.budget -= size
+            self._items.append(item)
+            self._progress_queued += 1
+            self._wake()
+
+    async def put_update(self, response: ToolResponse) -> None:
+        """Queue an intermediate response, waiting (on the loop) while the queue is full."""
+        if not self.consumer:
+            return
+        while True:
+            with self._lock:
+                if self._closed:
+                    return
+                if self._has_room():
+                    self._items.append(response)
+                    self._progress_queued += 1
+                    self._wake()
+                    return
+                if self._async_room is None:
+                    self._async_room = asyncio.Event()
+                room = self._async_room
+                room.clear()
+            await room.wait()
+
+    def put_final(self, response: ToolResponse, call: CallProgress | None = None) -> None:
+        """Queue a final response (never dropped), after the call's pending marker."""
+        with self._lock:
+            if call is not None:
+                self._queue_marker(call)
+                call.closed = True
+            if self.consumer and not self._closed:
+                self._items.append(response)
+                self._wake()
+
+    def finish(self) -> None:
+        """No more items will come: the consumer stops once the queue is empty."""
+        with self._lock:
+            self._closed = True
+            self._room.notify_all()
+            self._wake()
+
+    def _has_room(self) -> bool:
+        return self._progress_queued + self._reserved < self.capacity
+
+    def _on_loop_thread(self) -> bool:
+        return threading.get_ident() == self._loop_thread
+
+    def _drop(self, call: CallProgress, item: ToolProgress) -> None:
+        if call.dropped == 0:
+            self._reserved += 1  # the run's marker now has a slot, whatever happens
+            call.stream = item.stream
+        call.dropped += 1
+
+    def _queue_marker(self, call: CallProgress) -> None:
+        if call.dropped == 0:
+            return
+        self._items.append(
+            ToolProgress(
+                id=call.id,
+                name=call.name,
+                stream=call.stream,
+                chunk=PROGRESS_TRUNCATED,
+                dropped=call.dropped,
+            )
+        )
+        self._reserved -= 1
+        self._progress_queued += 1
+        call.dropped = 0
+        call.waited = False
+
+    def _wake(self) -> None:
+        # Called with the lock held; wakes the consumer on the loop thread.
+        waiter = self._waiter
+        if waiter is None or self._wake_pending:
+            return
+        if self._on_loop_thread():
+            self._waiter = None
+            if not waiter.done():
+                waiter.set_result(None)
+        else:
+            self._wake_pending = True
+            try:
+                self._loop.call_soon_threadsafe(self._release, waiter)
+            except RuntimeError:  # the loop is closed: nobody is listening
+                pass
+
+    def _release(self, waiter: asyncio.Future[None]) -> None:
+        with self._lock:
+            self._wake_pending = False
+            if self._waiter is waiter:
+                self._waiter = None
+        if not waiter.done():
+            waiter.set_result(None)
+
+    # -- consumer ----------------------------------------------------------------------
+
+    async def __aiter__(self) -> AsyncIterator[Item]:
+        while True:
+            with self._lock:
+                if self._items:
+                    item = self._items.popleft()
+                    if isinstance(item, ToolProgress) or not item.final:
+                        self._progress_queued -= 1
+                        self._room.notify()
+                        room: Any = self._async_room
+                    else:
+                        room = None
+                    waiter = None
+                elif self._closed:
+                    return
+                else:
+                    item = None
+                    waiter = self._waiter = self._loop.create_future()
+                    room = None
+            if room is not None:
+                room.set()
+            if item is not None:
+                yield item
+            elif waiter is not None:
+                await waiter

@@ -1,0 +1,494 @@
+"""``Scheduler``: runs one model turn's tool calls safely, concurrently where allowed.
+
+A dispatch is owned by one task: every call runs inside it (a ``TaskGroup`` when calls
+overlap), so cancelling the dispatch, or leaving ``stream()``, cancels every call still
+running and nothing outlives it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import time
+from collections import ChainMap
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable, Mapping, Sequence
+from contextlib import asynccontextmanager, suppress
+from enum import Enum
+from typing import Any
+
+from pydantic_core import to_json
+
+from ._base import BaseTool
+from ._confirmation import confirmation_response, credential_response, fingerprint
+from ._context import SimpleToolContext, ToolContext
+from ._errors import ToolError
+from ._function_tool import FunctionTool
+from ._progress import CallProgress, ProgressChannel
+from ._results import to_response
+from ._threads import WorkerPool
+from ._types import Blob, Confirmation, FileRef, ToolCall, ToolProgress, ToolResponse
+
+__all__ = ["MAX_RESPONSE_BYTES", "ExecutionStrategy", "Scheduler"]
+
+#: A response over this many bytes of JSON is cut for the model.
+MAX_RESPONSE_BYTES = 256 * 1024
+
+ContextFactory = Callable[[ToolCall], ToolContext]
+
+
+class ExecutionStrategy(str, Enum):
+    """How the calls of one model turn are run.
+
+    ``AUTO``: calls to tools that are both ``read_only`` and ``concurrency_safe`` run
+    together; any other call is a barrier (it starts after every earlier call finished,
+    and no later call starts before it finished). ``PARALLEL``: all at once, whatever the
+    flags. ``SEQUENTIAL``: one by one, in call order.
+    """
+
+    AUTO = "auto"
+    PARALLEL = "parallel"
+    SEQUENTIAL = "sequential"
+
+
+class Scheduler:
+    """Runs tool calls: validation, scopes, confirmation, timeouts, threads, progress.
+
+    ``tools`` are ``BaseTool``s or plain functions (wrapped as ``FunctionTool``); their
+    specs are built here, so a broken tool fails at construction. Duplicate names are an
+    error. Sync tools run on the scheduler's own pool of up to ``max_threads`` daemon
+    threads.
+    """
+
+    def __init__(
+        self,
+        tools: Iterable[BaseTool | Callable[..., Any]] = (),
+        *,
+        strategy: ExecutionStrategy = ExecutionStrategy.AUTO,
+        max_concurrency: int | None = None,
+        timeout: float | None = None,
+        expose_errors: bool = False,
+        max_threads: int = 64,
+    ) -> None:
+        if max_concurrency is not None and max_concurrency < 1:
+            raise ValueError("max_concurrency must be at least 1")
+        self._tools: dict[str, BaseTool] = {}
+        for item in tools:
+            found = item if isinstance(item, BaseTool) else FunctionTool(item)
+            if isinstance(found, FunctionTool):
+                _ = found.spec  # build now: a broken tool fails here, not mid-turn
+            if found.name in self._tools:
+                raise ValueError(f"two tools are named {found.name!r}; tool names must be unique")
+            self._tools[found.name] = found
+        self.strategy = ExecutionStrategy(strategy)
+        self.max_concurrency = max_concurrency
+        self.timeout = timeout
+        self.expose_errors = expose_errors
+        self.max_threads = max_threads
+        self._pool: WorkerPool | None = None
+
+    @property
+    def tools(self) -> Mapping[str, BaseTool]:
+        """The tools by name (read-only)."""
+        return dict(self._tools)
+
+    @property
+    def pool(self) -> WorkerPool:
+        """The worker pool sync tools run on (created on first use)."""
+        if self._pool is None:
+            self._pool = WorkerPool(self.max_threads, name="tooling-scheduler")
+        return self._pool
+
+    def close(self) -> None:
+        """Stop the idle worker threads. Calls still running finish on their own."""
+        if self._pool is not None:
+            self._pool.shutdown()
+
+    async def dispatch(
+        self,
+        calls: Sequence[ToolCall],
+        *,
+        context_factory: ContextFactory | None = None,
+        confirmations: Mapping[str, Confirmation] | None = None,
+        granted_scopes: frozenset[str] | set[str] = frozenset(),
+    ) -> list[ToolResponse]:
+        """Run ``calls``; return their final responses in call order.
+
+        Progress is dropped (nobody is reading it); use :meth:`stream` to see it.
+        """
+        loop = asyncio.get_running_loop()
+        run = _Dispatch(
+            self,
+            calls,
+            ProgressChannel(loop, consumer=False),
+            context_factory,
+            confirmations or {},
+            frozenset(granted_scopes),
+        )
+        return await run.execute()
+
+    @asynccontextmanager
+    async def stream(
+        self,
+        calls: Sequence[ToolCall],
+        *,
+        context_factory: ContextFactory | None = None,
+        confirmations: Mapping[str, Confirmation] | None = None,
+        granted_scopes: frozenset[str] | set[str] = frozenset(),
+    ) -> AsyncIterator[AsyncIterator[ToolProgress | ToolResponse]]:
+        """Run ``calls``, giving ``ToolProgress`` and ``ToolResponse`` items as they happen.
+
+        Intermediate responses (``final=False``) of long-running tools and every final
+        response come through; leaving the block cancels the calls still running.
+        """
+        loop = asyncio.get_running_loop()
+        channel = ProgressChannel(loop, consumer=True)
+        run = _Dispatch(
+            self, calls, channel, context_factory, confirmations or {}, frozenset(granted_scopes)
+        )
+        task = asyncio.create_task(run.execute())
+
+        async def items() -> AsyncGenerator[ToolProgress | ToolResponse, None]:
+            async for item in channel:
+                yield item
+            await task  # surface what ended the dispatch abnormally (a KeyboardInterrupt)
+
+        updates = items()
+        try:
+            yield updates
+        finally:
+            channel.finish()
+            if not task.done():
+                task.cancel()
+            with suppress(asyncio.CancelledError):
+                await task
+            await updates.aclose()
+
+
+def _error_response(call: ToolCall, error: ToolError, started: float, exc: BaseException | None) -> ToolResponse:
+    return ToolResponse(
+        id=call.id,
+        name=call.name,
+        response=error.to_response(),
+        error=error,
+        exception=exc,
+        duration_s=time.perf_counter() - started,
+    )
+
+
+class _Pending(Exception):
+    """A call ends waiting for the user (confirmation or credential)."""
+
+    def __init__(self, response: dict[str, Any], error: ToolError) -> None:
+        super().__init__(error.message)
+        self.response = response
+        self.error = error
+
+
+class _Dispatch:
+    """One dispatch: the calls, their responses, and the state they share."""
+
+    def __init__(
+        self,
+        scheduler: Scheduler,
+        calls: Sequence[ToolCall],
+        channel: ProgressChannel,
+        context_factory: ContextFactory | None,
+        confirmations: Mapping[str, Confirmation],
+        granted_scopes: frozenset[str],
+    ) -> None:
+        self.scheduler = scheduler
+        self.calls = list(calls)
+        self.channel = channel
+        self.context_factory = context_factory
+        self.confirmations = confirmations
+        self.granted_scopes = granted_scopes
+        self.responses: list[ToolResponse | None] = [None] * len(self.calls)
+        self.pending: set[int] = set()
+        self.finished_deltas: dict[int, dict[str, Any]] = {}
+        limit = scheduler.max_concurrency
+        self.slots = asyncio.Semaphore(limit) if limit is not None else None
+
+    # -- planning ----------------------------------------------------------------------
+
+    async def execute(self) -> list[ToolResponse]:
+        try:
+            self._answer_duplicates()
+            blocked_by: str | None = None
+            for group in self._groups():
+                if blocked_by is not None:
+                    for index in group:
+                        self._deferred(index, blocked_by)
+                    continue
+                if len(group) == 1:
+                    await self._run(group[0])
+                else:
+                    async with asyncio.TaskGroup() as calls:
+                        for index in group:
+                            calls.create_task(self._run(index))
+                blocked_by = self._barrier_pending(group)
+        finally:
+            self.channel.finish()
+        return [r for r in self.responses if r is not None]
+
+    def _safe(self, index: int) -> bool:
+        tool = self.scheduler._tools.get(self.calls[index].name)
+        return tool is not None and tool.read_only and tool.concurrency_safe
+
+    def _groups(self) -> list[list[int]]:
+        todo = [i for i, r in enumerate(self.responses) if r is None]
+        strategy = self.scheduler.strategy
+        if strategy is ExecutionStrategy.PARALLEL:
+            return [todo] if todo else []
+        if strategy is ExecutionStrategy.SEQUENTIAL:
+            return [[i] for i in todo]
+        groups: list[list[int]] = []
+        for i in todo:
+            if self._safe(i) and groups and self._safe(groups[-1][0]):
+                groups[-1].append(i)
+            else:
+                groups.append([i])
+        return groups
+
+    def _barrier_pending(self, group: list[int]) -> str | None:
+        """The id of a call in ``group`` that waits for the user and holds later calls back."""
+        strategy = self.scheduler.strategy
+        if strategy is ExecutionStrategy.PARALLEL:
+            return None
+        for index in group:
+            if index in self.pending and (
+                strategy is ExecutionStrategy.SEQUENTIAL or not self._safe(index)
+            ):
+                return self.calls[index].id
+        return None
+
+    def _answer_duplicates(self) -> None:
+        seen: set[str] = set()
+        for index, call in enumerate(self.calls):
+            if not call.id:
+                continue
+            if call.id in seen:
+                error = ToolError(
+                    f"call id {call.id!r} is used by an earlier call in this turn; each call "
+                    "needs its own id",
+                    code="tool.duplicate_call",
+                )
+                self._finish(index, _error_response(call, error, time.perf_counter(), None))
+            seen.add(call.id)
+
+    def _deferred(self, index: int, blocked_by: str) -> None:
+        call = self.calls[index]
+        error = ToolError(
+            f"not run yet: call {blocked_by!r} before it waits for the user; this call runs "
+            "when that one is resumed",
+            code="tool.deferred",
+        )
+        self._finish(index, _error_response(call, error, time.perf_counter(), None))
+
+    def _finish(self, index: int, response: ToolResponse, progress: CallProgress | None = None) -> None:
+        self.responses[index] = response
+        self.channel.put_final(response, progress)
+
+    # -- one call ----------------------------------------------------------------------
+
+    async def _run(self, index: int) -> None:
+        call = self.calls[index]
+        started = time.perf_counter()
+        progress = self.channel.for_call(call.id, call.name)
+        ctx: ToolContext | None = None
+        try:
+            tool = self._tool(call)
+            ctx = self._context(index, call, progress)
+            confirmed = await self._check_confirmation(tool, call, ctx)
+            if self.slots is None:
+                response = await self._execute(tool, call, ctx, started)
+            else:
+                async with self.slots:
+                    response = await self._execute(tool, call, ctx, started)
+            self._check_requests(tool, call, ctx, confirmed)
+        except _Pending as pending:
+            self.pending.add(index)
+            response = ToolResponse(
+                id=call.id,
+                name=call.name,
+                response=pending.response,
+                error=pending.error,
+                duration_s=time.perf_counter() - started,
+            )
+        except ToolError as raised:
+            cause = raised.__cause__
+            told = raised
+            if cause is not None and raised.code == "tool.failed" and self.scheduler.expose_errors:
+                told = ToolError(f"{type(cause).__name__}: {cause}", code="tool.failed")
+                told.__cause__ = cause
+            response = _error_response(call, told, started, cause if cause is not None else raised)
+        except Exception as exc:  # a hand-written tool or a context factory misbehaved
+            failure = ToolError(
+                f"{type(exc).__name__}: {exc}"
+                if self.scheduler.expose_errors
+                else f"tool {call.name!r} failed with {type(exc).__name__} (the error text is not shown)",
+                code="tool.failed",
+            )
+            failure.__cause__ = exc
+            response = _error_response(call, failure, started, exc)
+        if ctx is not None:
+            self.finished_deltas[index] = ctx.actions.state_delta
+        self._finish(index, response, progress)
+
+    def _tool(self, call: ToolCall) -> BaseTool:
+        tool = self.scheduler._tools.get(call.name)
+        if tool is None:
+            names = ", ".join(sorted(self.scheduler._tools)) or "(none)"
+            raise ToolError(
+                f"there is no tool named {call.name!r}; the tools are: {names}",
+                code="tool.not_found",
+            )
+        missing = sorted(set(tool.scopes) - self.granted_scopes)
+        if missing:
+            raise ToolError(
+                f"tool {tool.name!r} needs scopes that were not granted: {', '.join(missing)}",
+                code="tool.forbidden",
+            )
+        return tool
+
+    def _context(self, index: int, call: ToolCall, progress: CallProgress) -> ToolContext:
+        if self.context_factory is None:
+            ctx: ToolContext = SimpleToolContext(caller="scheduler", function_call_id=call.id)
+        else:
+            ctx = self.context_factory(call)
+        ctx._progress_sink = progress
+        if self.finished_deltas:
+            # This call sees the writes of the calls that finished before it started,
+            # a later call's write winning over an earlier one's.
+            earlier = [self.finished_deltas[i] for i in sorted(self.finished_deltas, reverse=True)]
+            ctx.state._base = ChainMap(*earlier, dict(ctx.state._base))
+        return ctx
+
+    async def _check_confirmation(self, tool: BaseTool, call: ToolCall, ctx: ToolContext) -> bool:
+        """Whether the user confirmed this call; raises ``_Pending`` when they must first."""
+        rule = tool.require_confirmation
+        answer = self.confirmations.get(call.id)
+        if rule is False and answer is None:
+            return False
+        args = tool.validated_arguments(call.args)
+        if callable(rule):
+            verdict = rule(args)
+            needed = bool(await verdict if inspect.isawaitable(verdict) else verdict)
+        else:
+            needed = bool(rule)
+        print_ = fingerprint(tool.name, args)
+        if answer is not None and answer.fingerprint == print_:
+            if not answer.confirmed:
+                raise ToolError(f"the user declined to run {tool.name!r}", code="tool.rejected")
+            ctx.tool_confirmation = answer
+            return True
+        if needed:
+            raise self._pending_confirmation(tool, args, print_, f"Confirm running {tool.name}.", None)
+        return False
+
+    def _pending_confirmation(
+        self, tool: BaseTool, args: dict[str, Any], print_: str, hint: str, payload: Any
+    ) -> _Pending:
+        return _Pending(
+            confirmation_response(tool.name, hint, payload, args, print_),
+            ToolError(
+                f"tool {tool.name!r} waits for the user's confirmation: {hint}",
+                code="tool.confirmation_required",
+            ),
+        )
+
+    def _check_requests(self, tool: BaseTool, call: ToolCall, ctx: ToolContext, confirmed: bool) -> None:
+        """A tool that asked for confirmation or a credential while running ends pending."""
+        actions = ctx.actions
+        if actions.requested_confirmation is not None and not confirmed:
+            args = tool.validated_arguments(call.args)
+            request = actions.requested_confirmation
+            raise self._pending_confirmation(
+                tool, args, fingerprint(tool.name, args), request["hint"], request.get("payload")
+            )
+        if actions.requested_credential is not None and ctx.get_auth_response(actions.requested_credential) is None:
+            raise _Pending(
+                credential_response(tool.name, actions.requested_credential),
+                ToolError(
+                    f"tool {tool.name!r} waits for the user's credential",
+                    code="tool.confirmation_required",
+                ),
+            )
+
+    async def _execute(
+        self, tool: BaseTool, call: ToolCall, ctx: ToolContext, started: float
+    ) -> ToolResponse:
+        limits = [t for t in (tool.timeout, self.scheduler.timeout) if t is not None]
+        threaded = isinstance(tool, FunctionTool) and tool.runs_in_thread
+        if threaded and self.scheduler.pool.saturated():
+            raise ToolError(
+                f"tool {tool.name!r} was not started: {self.scheduler.pool.abandoned} threads of "
+                "earlier timed-out calls are still running",
+                code="tool.timeout",
+            )
+        if not limits:
+            return await self._produce(tool, call, ctx, started)
+        limit = min(limits)
+        try:
+            async with asyncio.timeout(limit) as deadline:
+                return await self._produce(tool, call, ctx, started)
+        except TimeoutError:
+            if not deadline.expired():
+                raise
+            tail = (
+                "its thread was abandoned; the work may still complete in the background"
+                if threaded
+                else "it was cancelled"
+            )
+            raise ToolError(
+                f"tool {tool.name!r} did not finish within {limit:g} s: {tail}",
+                code="tool.timeout",
+            ) from None
+
+    async def _produce(
+        self, tool: BaseTool, call: ToolCall, ctx: ToolContext, started: float
+    ) -> ToolResponse:
+        pool = self.scheduler.pool
+        if isinstance(tool, FunctionTool) and tool.is_generator:
+            final: ToolResponse | None = None
+            async with tool.stream(call.args, ctx, executor=pool) as updates:
+                async for update in updates:
+                    update.id = call.id
+                    _cut(update)
+                    if update.final:
+                        final = update
+                    else:
+                        await self.channel.put_update(update)
+            assert final is not None
+            final.duration_s = time.perf_counter() - started
+            return final
+        parts: tuple[Blob | FileRef, ...]
+        if isinstance(tool, FunctionTool):
+            body, parts = await tool.execute(call.args, ctx, executor=pool)
+        else:
+            body, parts = to_response(await tool.run(call.args, ctx))
+        response = ToolResponse(
+            id=call.id,
+            name=call.name,
+            response=body,
+            duration_s=time.perf_counter() - started,
+            parts=parts,
+        )
+        return _cut(response)
+
+
+def _cut(response: ToolResponse) -> ToolResponse:
+    """Cut a response over the size limit for the model, keeping the whole on the side."""
+    body = response.response
+    text = to_json(body, fallback=str)
+    if len(text) <= MAX_RESPONSE_BYTES:
+        return response
+    keep = text[: MAX_RESPONSE_BYTES - 1024].decode("utf-8", "ignore")
+    error = ToolError(
+        f"the response was {len(text)} bytes of JSON, over the {MAX_RESPONSE_BYTES}-byte "
+        "limit; 'partial' holds its beginning",
+        code="tool.output_too_large",
+    )
+    response.full_response = body
+    response.response = {**error.to_response(), "status": "output_too_large", "partial": keep}
+    response.error = error
+    return response
