@@ -1,0 +1,406 @@
+"""Pure JSON-schema transforms shared by the exporters.
+
+Every function here reads its input and returns new values: the schemas a tool hands to
+an exporter are shared and cached, so nothing in this module mutates an argument.
+Schemas are JSON Schema draft 2020-12 as pydantic produces them (``$defs`` at the root,
+``$ref: "#/$defs/Name"``).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any, Final
+from urllib.parse import unquote
+
+from .._types import Diagnostic
+
+__all__ = [
+    "ANNOTATION_KEYS",
+    "MISSING",
+    "JSONSchema",
+    "LossRecorder",
+    "admits_null",
+    "deep_copy",
+    "describe",
+    "is_null_schema",
+    "json_type_of",
+    "merge_all_of",
+    "recursive_defs",
+    "ref_name",
+    "referenced_defs",
+    "resolve_ref",
+    "split_null",
+    "strip_keys",
+    "strip_keys_deep",
+    "tuple_to_items",
+]
+
+JSONSchema = dict[str, Any]
+
+
+class _Missing:
+    """Marks an absent keyword (``None`` is a JSON value: ``"default": null``)."""
+
+    _instance: _Missing | None = None
+
+    def __new__(cls) -> _Missing:
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "MISSING"
+
+
+MISSING: Final = _Missing()
+
+#: Keywords that describe a value without constraining it.
+ANNOTATION_KEYS: Final = frozenset(
+    {
+        "$anchor",
+        "$comment",
+        "$id",
+        "$schema",
+        "contentEncoding",
+        "contentMediaType",
+        "default",
+        "deprecated",
+        "description",
+        "example",
+        "examples",
+        "readOnly",
+        "title",
+        "writeOnly",
+    }
+)
+
+# Keywords whose value is one subschema, a list of them, or a map of them.
+_ONE_SUBSCHEMA: Final = (
+    "items",
+    "additionalProperties",
+    "additionalItems",
+    "contains",
+    "not",
+    "if",
+    "then",
+    "else",
+    "propertyNames",
+    "unevaluatedItems",
+    "unevaluatedProperties",
+)
+_LIST_OF_SUBSCHEMAS: Final = ("anyOf", "oneOf", "allOf", "prefixItems")
+_MAP_OF_SUBSCHEMAS: Final = (
+    "properties",
+    "patternProperties",
+    "$defs",
+    "definitions",
+    "dependentSchemas",
+)
+
+
+def deep_copy(schema: JSONSchema) -> JSONSchema:
+    """A fully independent copy of ``schema``."""
+    return copy.deepcopy(schema)
+
+
+def strip_keys(schema: Mapping[str, Any], keys: Iterable[str]) -> JSONSchema:
+    """A shallow copy of ``schema`` without ``keys`` (this level only)."""
+    drop = frozenset(keys)
+    return {k: v for k, v in schema.items() if k not in drop}
+
+
+def strip_keys_deep(schema: Any, keys: Iterable[str]) -> Any:
+    """A copy of ``schema`` with ``keys`` removed from every subschema.
+
+    Only keyword positions are touched: a property *named* like a key (``properties:
+    {"title": ...}``) is kept, and values of ``enum``, ``const``, ``default`` and
+    ``examples`` are copied as they are.
+    """
+    drop = frozenset(keys)
+
+    def walk(node: Any) -> Any:
+        if isinstance(node, list):
+            return [walk(item) for item in node]
+        if not isinstance(node, dict):
+            return node
+        out: JSONSchema = {}
+        for key, value in node.items():
+            if key in drop:
+                continue
+            if key in _MAP_OF_SUBSCHEMAS and isinstance(value, dict):
+                out[key] = {name: walk(sub) for name, sub in value.items()}
+            elif key in _ONE_SUBSCHEMA or key in _LIST_OF_SUBSCHEMAS:
+                out[key] = walk(value)
+            else:
+                out[key] = copy.deepcopy(value)
+        return out
+
+    return walk(schema)
+
+
+def ref_name(ref: str) -> str | None:
+    """``"#/$defs/Name"`` -> ``"Name"``; ``None`` for any other kind of reference."""
+    prefix = "#/$defs/"
+    if not ref.startswith(prefix) or "/" in ref[len(prefix) :]:
+        return None
+    return unquote(ref[len(prefix) :]).replace("~1", "/").replace("~0", "~")
+
+
+def resolve_ref(root: Mapping[str, Any], ref: str) -> Any:
+    """The subschema a local reference (``#`` or ``#/json/pointer``) points at.
+
+    Raises ``ValueError`` for a remote reference or a pointer that leads nowhere.
+    """
+    if ref == "#":
+        return root
+    if not ref.startswith("#/"):
+        raise ValueError(f"unsupported $ref {ref!r}: only local references (#/...) are allowed")
+    node: Any = root
+    for raw in ref[2:].split("/"):
+        key = unquote(raw).replace("~1", "/").replace("~0", "~")
+        if isinstance(node, dict) and key in node:
+            node = node[key]
+        elif isinstance(node, list) and key.isdigit() and int(key) < len(node):
+            node = node[int(key)]
+        else:
+            raise ValueError(f"$ref {ref!r} does not resolve in this schema")
+    return node
+
+
+def referenced_defs(schema: Any) -> set[str]:
+    """Names of the ``$defs`` entries that ``schema`` references directly.
+
+    Nested ``$defs`` maps are not entered; references are not followed.
+    """
+    found: set[str] = set()
+    stack = [schema]
+    while stack:
+        node = stack.pop()
+        if not isinstance(node, dict):
+            continue
+        ref = node.get("$ref")
+        if isinstance(ref, str) and (name := ref_name(ref)) is not None:
+            found.add(name)
+        stack.extend(sub for _, sub in _children_without_defs(node))
+    return found
+
+
+def _children_without_defs(node: JSONSchema) -> Iterator[tuple[str, Any]]:
+    for key, value in node.items():
+        if key in ("$defs", "definitions"):
+            continue
+        if key in _ONE_SUBSCHEMA:
+            if isinstance(value, list):
+                yield from ((key, v) for v in value)
+            else:
+                yield key, value
+        elif key in _LIST_OF_SUBSCHEMAS and isinstance(value, list):
+            yield from ((key, v) for v in value)
+        elif key in _MAP_OF_SUBSCHEMAS and isinstance(value, dict):
+            yield from ((key, v) for v in value.values())
+
+
+def recursive_defs(root: Mapping[str, Any]) -> frozenset[str]:
+    """Names of the ``$defs`` entries that can reach themselves through ``$ref``\\ s."""
+    defs = root.get("$defs")
+    if not isinstance(defs, dict):
+        return frozenset()
+    edges = {name: referenced_defs(body) & defs.keys() for name, body in defs.items()}
+    recursive: set[str] = set()
+    for start in edges:
+        seen: set[str] = set()
+        stack = list(edges[start])
+        while stack:
+            name = stack.pop()
+            if name == start:
+                recursive.add(start)
+                break
+            if name not in seen:
+                seen.add(name)
+                stack.extend(edges[name])
+    return frozenset(recursive)
+
+
+def json_type_of(value: Any) -> str:
+    """The JSON Schema type name of a JSON value (``True`` is ``"boolean"``, not integer)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list | tuple):
+        return "array"
+    return "object"
+
+
+def is_null_schema(schema: Any) -> bool:
+    """True for a schema whose only value is ``null`` (``{"type": "null"}`` and kin)."""
+    if not isinstance(schema, dict):
+        return False
+    core = strip_keys(schema, ANNOTATION_KEYS)
+    return core in ({"type": "null"}, {"const": None}, {"enum": [None]})
+
+
+def admits_null(schema: Any, root: Mapping[str, Any] | None = None) -> bool:
+    """Whether ``null`` is certainly a valid instance of ``schema``.
+
+    ``root`` resolves ``$ref``\\ s; without it a reference counts as not admitting null.
+    """
+    seen: set[str] = set()
+
+    def check(node: Any) -> bool:
+        if node is True:
+            return True
+        if not isinstance(node, dict):
+            return False
+        ref = node.get("$ref")
+        if isinstance(ref, str):
+            if root is None or ref in seen:
+                return False
+            seen.add(ref)
+            try:
+                target = resolve_ref(root, ref)
+            except ValueError:
+                return False
+            rest = strip_keys(node, {"$ref", *ANNOTATION_KEYS})
+            return check(target) and (not rest or check(rest))
+        if "anyOf" in node or "oneOf" in node:
+            branches = node.get("anyOf") or node.get("oneOf") or []
+            rest = strip_keys(node, {"anyOf", "oneOf"})
+            return any(check(b) for b in branches) and check(rest)
+        if "allOf" in node:
+            rest = strip_keys(node, {"allOf"})
+            return all(check(b) for b in node["allOf"]) and check(rest)
+        if "const" in node and node["const"] is not None:
+            return False
+        if "enum" in node and None not in node["enum"]:
+            return False
+        if "not" in node:
+            return False
+        typ = node.get("type")
+        if typ is None:
+            return True
+        if isinstance(typ, list):
+            return "null" in typ
+        return bool(typ == "null")
+
+    return check(schema)
+
+
+def split_null(schema: JSONSchema) -> tuple[JSONSchema, bool]:
+    """Collapse "this or null" into ``(this, True)``; ``(schema, False)`` otherwise.
+
+    Handles ``anyOf`` with ``{"type": "null"}`` branches, ``type`` lists with
+    ``"null"``, and ``enum`` lists holding ``None``. With one branch left it is merged into
+    the schema (the outer keywords win: an outer ``description`` or ``default`` is more
+    specific than the branch's); with several they stay an ``anyOf``. A schema that is
+    nothing but null is returned unchanged with ``False``.
+    """
+    any_of = schema.get("anyOf")
+    if isinstance(any_of, list) and any(is_null_schema(b) for b in any_of):
+        rest = [b for b in any_of if not is_null_schema(b)]
+        outer = strip_keys(schema, {"anyOf"})
+        if not rest:
+            return schema, False
+        if len(rest) == 1 and isinstance(rest[0], dict):
+            return {**rest[0], **outer}, True
+        return {**outer, "anyOf": rest}, True
+    typ = schema.get("type")
+    if isinstance(typ, list) and "null" in typ and len(typ) > 1:
+        rest_types = [t for t in typ if t != "null"]
+        return {**schema, "type": rest_types[0] if len(rest_types) == 1 else rest_types}, True
+    enum = schema.get("enum")
+    if isinstance(enum, list) and None in enum and len(enum) > 1:
+        return {**schema, "enum": [v for v in enum if v is not None]}, True
+    return schema, False
+
+
+def _canonical(schema: Any) -> str:
+    return json.dumps(schema, sort_keys=True, default=repr)
+
+
+def tuple_to_items(schema: JSONSchema) -> tuple[JSONSchema, bool]:
+    """Turn tuple validation (``prefixItems``) into plain ``items``.
+
+    Returns the new schema and whether positions were lost. When every position has the
+    same schema (``tuple[int, int]``) nothing is lost: ``items`` plus the existing
+    ``minItems``/``maxItems`` say the same. Otherwise ``items`` is the ``anyOf`` of the
+    distinct position schemas (and of an open tail's ``items``).
+    """
+    prefix = schema.get("prefixItems")
+    if not isinstance(prefix, list):
+        return schema, False
+    tail = schema.get("items", MISSING)
+    choices: list[Any] = []
+    seen: set[str] = set()
+    for sub in [*prefix, *([tail] if tail not in (MISSING, False) else [])]:
+        key = _canonical(sub)
+        if key not in seen:
+            seen.add(key)
+            choices.append(sub)
+    out = strip_keys(schema, {"prefixItems", "items"})
+    if not choices:
+        out.setdefault("maxItems", 0)
+        return out, False
+    out["items"] = choices[0] if len(choices) == 1 else {"anyOf": choices}
+    return out, len(choices) > 1
+
+
+def merge_all_of(schema: JSONSchema) -> tuple[JSONSchema, bool]:
+    """Fold ``allOf`` entries into ``schema``; also return whether any keyword conflicted.
+
+    The schema's own keywords win over an entry's; between entries the first wins. A
+    conflict (two different values for one keyword) means the result is wider than the
+    intersection ``allOf`` meant.
+    """
+    entries = schema.get("allOf")
+    if not isinstance(entries, list):
+        return schema, False
+    merged = strip_keys(schema, {"allOf"})
+    conflict = False
+    for entry in entries:
+        if not isinstance(entry, dict):
+            conflict = conflict or entry is False
+            continue
+        entry, inner_conflict = merge_all_of(entry)
+        conflict = conflict or inner_conflict
+        for key, value in entry.items():
+            if key not in merged:
+                merged[key] = value
+            elif key not in ANNOTATION_KEYS and _canonical(merged[key]) != _canonical(value):
+                conflict = True
+    return merged, conflict
+
+
+def describe(schema: JSONSchema, text: str) -> JSONSchema:
+    """A copy of ``schema`` whose ``description`` ends with ``text``."""
+    current = schema.get("description")
+    joined = f"{current.rstrip()} {text}" if isinstance(current, str) and current else text
+    return {**schema, "description": joined}
+
+
+class LossRecorder:
+    """Collects ``export.lossy`` diagnostics, once per (parameter, message)."""
+
+    def __init__(self, target: str) -> None:
+        self.target = target
+        self._seen: set[tuple[str | None, str]] = set()
+        self.diagnostics: list[Diagnostic] = []
+
+    def lossy(self, parameter: str | None, what: str) -> None:
+        """Record that the ``target`` form of ``parameter`` cannot say ``what``."""
+        where = f"parameter {parameter!r}" if parameter is not None else "schema"
+        message = f"{self.target}: {where}: {what}"
+        if (parameter, message) in self._seen:
+            return
+        self._seen.add((parameter, message))
+        self.diagnostics.append(
+            Diagnostic(level="warning", code="export.lossy", message=message, parameter=parameter)
+        )

@@ -1,0 +1,29 @@
+"""Anthropic: the Messages API tool dict ``{"name", "description", "input_schema"}``.
+
+Checked 2026-11-29 against
+https://docs.anthropic.com/en/docs/agents-and-tools/tool-use/implement-tool-use:
+``input_schema`` is a JSON Schema object describing the tool's input; its top level is
+``type: object``. Full JSON Schema is accepted (``$defs``/``$ref``, ``anyOf``,
+``additionalProperties``, constraints), so the parameters schema is passed as a copy,
+unchanged; the only adjustment is ``"type": "object"`` added at the top when a
+hand-written schema leaves it out. Nothing is lost: no diagnostics.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from .._types import Diagnostic
+from . import _schema_ops as ops
+
+if TYPE_CHECKING:
+    from .._base import BaseTool
+
+__all__ = ["export"]
+
+
+def export(tool: BaseTool) -> tuple[dict[str, Any], list[Diagnostic]]:
+    """The tool as an Anthropic tool dict (never lossy)."""
+    schema = ops.deep_copy(tool.parameters_json_schema)
+    schema.setdefault("type", "object")
+    return {"name": tool.name, "description": tool.description, "input_schema": schema}, []
