@@ -30,7 +30,7 @@ ConfirmationPredicate = Callable[[dict[str, Any]], "bool | Awaitable[bool]"]
 
 def validate_tool_name(name: str, *, where: str = "tool") -> str:
     """Return ``name`` if it is a valid tool name, else raise ``ValueError`` saying why."""
-    if not isinstance(name, str) or not TOOL_NAME_PATTERN.match(name):
+    if not isinstance(name, str) or not TOOL_NAME_PATTERN.fullmatch(name):
         raise ValueError(
             f"{where} name {name!r} is not valid: a tool name starts with a letter or '_', "
             "then letters, digits, '_' or '-', at most 64 characters"

@@ -14,6 +14,7 @@ from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, Generic, ParamSpec, TypeVar, overload
 
 from pydantic import BaseModel, ValidationError
+from pydantic_core import from_json
 
 from ._base import BaseTool, ConfirmationPredicate, validate_tool_name
 from ._bounds import check_dict_bounds, check_text_bounds
@@ -324,7 +325,7 @@ class FunctionTool(BaseTool, Generic[P, R]):
                 last = item
                 yield response(item, False)
         finally:
-            driver.close()
+            await driver.aclose()
 
     # -- helpers -----------------------------------------------------------------------------
 
@@ -372,9 +373,11 @@ class FunctionTool(BaseTool, Generic[P, R]):
                     details=[{"loc": [], "msg": "Input should be an object", "type": "model_type"}],
                 )
         except ValidationError as exc:
-            details = error_details_from_validation(
-                exc.errors(include_url=False, include_context=False), spec.parameter_names
-            )
+            errors = exc.errors(include_url=False, include_context=False)
+            retried = _without_rejected_nulls(model, args, errors)
+            if retried is not None:
+                return retried
+            details = error_details_from_validation(errors, spec.parameter_names)
             raise self._invalid(details) from None
         except ToolError:
             raise
@@ -422,6 +425,32 @@ class FunctionTool(BaseTool, Generic[P, R]):
             "(the error text is not shown; it may contain private data)",
             code="tool.failed",
         )
+
+
+def _without_rejected_nulls(
+    model: type[BaseModel], args: Any, errors: list[Any]
+) -> BaseModel | None:
+    """Validate again with the rejected ``null`` values left out, or give None.
+
+    A strict-mode model sends ``null`` for every argument it means to leave out, at any
+    depth; where the field has a default, that is what the null means. Only tried after a
+    failure, so valid calls pay nothing; if the retry fails, the original errors stand.
+    """
+    nulls = [e["loc"] for e in errors if e.get("input", 0) is None and e["loc"]]
+    if not nulls or len(nulls) != len(errors):
+        return None
+    try:
+        data = from_json(args) if isinstance(args, str | bytes) else copy.deepcopy(dict(args))
+        for loc in nulls:
+            parent = data
+            for key in loc[:-1]:
+                parent = parent[key]
+            if not isinstance(parent, dict) or parent.get(loc[-1], 0) is not None:
+                return None
+            del parent[loc[-1]]
+        return model.model_validate(data)
+    except Exception:
+        return None
 
 
 @overload

@@ -1,0 +1,1 @@
+"""Runnable examples: ``python -m examples.tool_schemas`` shows tools as each provider sees them."""
