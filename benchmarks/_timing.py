@@ -1,0 +1,164 @@
+"""A small timing harness: generated loops, interleaved rounds, medians (stdlib only).
+
+Each case is one statement (``await`` allowed) compiled into a loop function, so the
+only overhead per iteration is the ``for`` itself, which is measured once and
+subtracted. Cases measured together are interleaved round by round, so a slow phase of
+the machine hits all of them alike; the result of a case is the median over rounds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import statistics
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["Case", "fmt_ns", "loop", "measure", "set_clock", "table"]
+
+_clock = time.perf_counter_ns
+
+
+def set_clock(name: str) -> None:
+    """``"wall"`` (``perf_counter_ns``, the default) or ``"cpu"`` (``thread_time_ns``).
+
+    The CPU clock of the measuring thread ignores time spent descheduled, which makes
+    single-threaded cases far steadier on a busy machine; it must not be used for cases
+    that wait on other threads (a worker-thread hop), which pass ``wall=True``.
+    """
+    global _clock
+    _clock = {"wall": time.perf_counter_ns, "cpu": time.thread_time_ns}[name]
+
+
+#: The one event loop every async case runs in (created on first use).
+_event_loop: asyncio.AbstractEventLoop | None = None
+
+
+def loop() -> asyncio.AbstractEventLoop:
+    """The benchmark's event loop, shared by every async measurement of this process."""
+    global _event_loop
+    if _event_loop is None:
+        _event_loop = asyncio.new_event_loop()
+        asyncio.set_event_loop(_event_loop)
+    return _event_loop
+
+
+_TEMPLATE = """\
+{kw}def _loop(_n, _clock):
+    _t0 = _clock()
+    for _i in range(_n):
+        {stmt}
+    return _clock() - _t0
+"""
+
+
+@dataclass
+class Case:
+    """One statement to time.
+
+    ``env`` holds the names the statement uses. ``setup(n)``, when given, runs before
+    every round outside the timing and returns names to (re)bind for it: a list of
+    ``n`` fresh functions for a cold build, say. ``n`` fixes the iterations per round
+    (default: calibrated to the round's time budget).
+    """
+
+    stmt: str
+    env: dict[str, Any] = field(default_factory=dict)
+    setup: Callable[[int], dict[str, Any]] | None = None
+    n: int | None = None
+    wall: bool = False  # always use the wall clock (the case waits on other threads)
+
+    def __post_init__(self) -> None:
+        self.is_async = "await " in self.stmt
+        source = _TEMPLATE.format(kw="async " if self.is_async else "", stmt=self.stmt)
+        self.namespace: dict[str, Any] = dict(self.env)
+        exec(compile(source, f"<bench {self.stmt}>", "exec"), self.namespace)
+        self._fn = self.namespace["_loop"]
+
+    def run(self, n: int) -> int:
+        """Total nanoseconds for ``n`` iterations (setup excluded, automatic gc off)."""
+        if self.setup is not None:
+            self.namespace.update(self.setup(n))
+        clock = time.perf_counter_ns if self.wall else _clock
+        gc.disable()  # garbage made while timing is collected after, outside the timing
+        try:
+            if self.is_async:
+                return int(loop().run_until_complete(self._fn(n, clock)))
+            return int(self._fn(n, clock))
+        finally:
+            gc.enable()
+
+
+_overhead: list[float] = []
+
+
+def _loop_overhead() -> float:
+    """Nanoseconds per iteration of an empty loop (the ``for`` alone)."""
+    if not _overhead:
+        case = Case("pass")
+        _overhead.append(min(case.run(200_000) / 200_000 for _ in range(5)))
+    return _overhead[0]
+
+
+def _calibrate(case: Case, budget_ns: int) -> int:
+    n = 1
+    while True:
+        spent = case.run(n)
+        if spent >= budget_ns // 10 or n >= 10_000_000:
+            per = max(spent / n, 1.0)
+            return max(1, min(int(budget_ns / per), 10_000_000))
+        n *= 4 if spent < budget_ns // 100 else 2
+
+
+def measure(cases: dict[str, Case], *, rounds: int, budget_ms: float) -> dict[str, float]:
+    """Median nanoseconds per iteration of each case, over ``rounds`` interleaved rounds.
+
+    ``budget_ms`` is the time one round of one case should take (calibrated cases).
+    """
+    budget_ns = int(budget_ms * 1e6)
+    gc.collect()
+    counts = {name: c.n or _calibrate(c, budget_ns) for name, c in cases.items()}
+    samples: dict[str, list[float]] = {name: [] for name in cases}
+    names = list(cases)
+    for r in range(rounds):
+        order = names[r % len(names) :] + names[: r % len(names)]  # rotate who goes first
+        for name in order:
+            case = cases[name]
+            n = counts[name]
+            spent = case.run(n)
+            samples[name].append(spent / n - _loop_overhead())
+    return {name: max(statistics.median(s), 0.0) for name, s in samples.items()}
+
+
+def fmt_ns(ns: float | None) -> str:
+    """Nanoseconds as a human-readable duration, in µs below 10 ms."""
+    if ns is None:
+        return "n/a"
+    us = ns / 1000
+    if us < 1:
+        return f"{us:.3f} µs"
+    if us < 100:
+        return f"{us:.2f} µs"
+    if us < 10_000:
+        return f"{us:,.0f} µs"
+    return f"{us / 1000:,.1f} ms"
+
+
+def table(title: str, header: list[str], rows: list[list[str]], notes: Sequence[str] = ()) -> str:
+    """A plain-text table with a title line and notes under it."""
+    widths = [len(h) for h in header]
+    for row in rows:
+        for i, cell in enumerate(row):
+            widths[i] = max(widths[i], len(cell))
+
+    def line(cells: list[str]) -> str:
+        return " | ".join(
+            (c.ljust(w) if i == 0 else c.rjust(w)) for i, (c, w) in enumerate(zip(cells, widths))
+        ).rstrip()
+
+    out = [title, "=" * len(title), line(header), "-+-".join("-" * w for w in widths)]
+    out += [line(row) for row in rows]
+    out += [f"  note: {n}" for n in notes]
+    return "\n".join(out) + "\n"
