@@ -145,28 +145,38 @@ class BaseTool(ABC):
         ``response_json_schema``); ``legacy=True`` gives the OpenAPI-subset ``parameters``
         for models that need it.
         """
+        key = "gemini-legacy" if legacy else "gemini"
+        exports = self.__dict__.get("_exports")
+        if exports is not None and key in exports:
+            return exports[key]  # type: ignore[no-any-return]
         from ._export import gemini
 
-        return self._cached_export(
-            "gemini-legacy" if legacy else "gemini", lambda: gemini.export(self, legacy=legacy)
-        )
+        return self._cached_export(key, lambda: gemini.export(self, legacy=legacy))
 
     def to_openai(self, *, strict: bool = False) -> dict[str, Any]:
         """The Chat Completions tool dict; ``strict=True`` obeys OpenAI's strict-mode rules."""
+        key = "openai-strict" if strict else "openai"
+        exports = self.__dict__.get("_exports")
+        if exports is not None and key in exports:
+            return exports[key]  # type: ignore[no-any-return]
         from ._export import openai
 
-        return self._cached_export(
-            "openai-strict" if strict else "openai", lambda: openai.export(self, strict=strict)
-        )
+        return self._cached_export(key, lambda: openai.export(self, strict=strict))
 
     def to_anthropic(self) -> dict[str, Any]:
         """The Anthropic Messages API tool dict (``name``, ``description``, ``input_schema``)."""
+        exports = self.__dict__.get("_exports")
+        if exports is not None and "anthropic" in exports:
+            return exports["anthropic"]  # type: ignore[no-any-return]
         from ._export import anthropic
 
         return self._cached_export("anthropic", lambda: anthropic.export(self))
 
     def to_mcp(self) -> dict[str, Any]:
         """The MCP ``Tool`` dict, with annotations from the tool's flags."""
+        exports = self.__dict__.get("_exports")
+        if exports is not None and "mcp" in exports:
+            return exports["mcp"]  # type: ignore[no-any-return]
         from ._export import mcp
 
         return self._cached_export("mcp", lambda: mcp.export(self))

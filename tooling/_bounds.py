@@ -79,24 +79,32 @@ def check_dict_bounds(args: Mapping[str, Any]) -> None:
         return
 
     size = 0
+    # Containers only go on the stack; scalars are counted where they are found.
     stack: list[tuple[Any, int]] = [(args, 1)]
     while stack:
-        value, depth = stack.pop()
-        if isinstance(value, Mapping):
-            if depth > MAX_ARGS_DEPTH:
-                raise _too_deep()
-            for key, item in value.items():
-                size += len(key) + 4 if isinstance(key, str) else 8
-                stack.append((item, depth + 1))
-        elif isinstance(value, list | tuple | set | frozenset):
-            if depth > MAX_ARGS_DEPTH:
-                raise _too_deep()
+        container, depth = stack.pop()
+        if depth > MAX_ARGS_DEPTH:
+            raise _too_deep()
+        if type(container) is dict or isinstance(container, Mapping):
             size += 2
-            stack.extend((item, depth + 1) for item in value)
-        elif isinstance(value, str):
-            size += len(value) + 2
+            for key in container:
+                size += len(key) + 4 if type(key) is str else 8
+            items: Any = container.values()
         else:
-            size += 8
+            size += 2
+            items = container
+        for item in items:
+            kind = type(item)
+            if kind is str:
+                size += len(item) + 2
+            elif kind is dict or kind is list:
+                stack.append((item, depth + 1))
+            elif kind in _SCALARS:
+                size += 8
+            elif isinstance(item, Mapping | list | tuple | set | frozenset):
+                stack.append((item, depth + 1))
+            else:
+                size += 8
     if size * 4 > MAX_ARGS_BYTES:
         exact = len(json.dumps(args, ensure_ascii=False, default=str).encode("utf-8", "surrogatepass"))
         if exact > MAX_ARGS_BYTES:

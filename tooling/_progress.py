@@ -93,10 +93,13 @@ class ProgressChannel:
         """Queue ``item`` if the bounds allow, else count it in the call's run of drops."""
         if not self.consumer or call.closed:
             return
-        size = len(item.chunk.encode("utf-8", "surrogatepass"))
         with self._lock:
             if self._closed:
                 return
+            if call.dropped and call.waited and not self._has_room():
+                call.dropped += 1  # the run of drops goes on: no wait, no marker yet
+                return
+            size = len(item.chunk.encode("utf-8", "surrogatepass"))
             if size > call.budget:
                 self._drop(call, item)
                 self._queue_marker(call)  # the final marker: nothing more for this call
@@ -164,6 +167,7 @@ class ProgressChannel:
             self._reserved += 1  # the run's marker now has a slot, whatever happens
             call.stream = item.stream
         call.dropped += 1
+        call.waited = True  # no more waiting in this run, from any thread
 
     def _queue_marker(self, call: CallProgress) -> None:
         if call.dropped == 0:
@@ -208,7 +212,13 @@ class ProgressChannel:
 
     # -- consumer ----------------------------------------------------------------------
 
-    async def __aiter__(self) -> AsyncIterator[Item]:
+    # A plain async iterator, not an async generator: a consumer that stops early leaves
+    # nothing for the event loop to finalize later (no stray ``aclose()`` task).
+
+    def __aiter__(self) -> AsyncIterator[Item]:
+        return self
+
+    async def __anext__(self) -> Item:
         while True:
             with self._lock:
                 if self._items:
@@ -221,7 +231,7 @@ class ProgressChannel:
                         room = None
                     waiter = None
                 elif self._closed:
-                    return
+                    raise StopAsyncIteration
                 else:
                     item = None
                     waiter = self._waiter = self._loop.create_future()
@@ -229,6 +239,6 @@ class ProgressChannel:
             if room is not None:
                 room.set()
             if item is not None:
-                yield item
-            elif waiter is not None:
-                await waiter
+                return item
+            assert waiter is not None
+            await waiter

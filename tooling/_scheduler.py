@@ -12,9 +12,9 @@ import inspect
 import time
 from collections import ChainMap
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable, Mapping, Sequence
-from contextlib import asynccontextmanager, suppress
+from contextlib import asynccontextmanager, nullcontext, suppress
 from enum import Enum
-from typing import Any
+from typing import Any, Protocol
 
 from pydantic_core import to_json
 
@@ -28,12 +28,24 @@ from ._results import to_response
 from ._threads import WorkerPool
 from ._types import Blob, Confirmation, FileRef, ToolCall, ToolProgress, ToolResponse
 
-__all__ = ["MAX_RESPONSE_BYTES", "ExecutionStrategy", "Scheduler"]
+__all__ = ["MAX_RESPONSE_BYTES", "CallHooks", "DispatchStream", "ExecutionStrategy", "Scheduler"]
 
 #: A response over this many bytes of JSON is cut for the model.
 MAX_RESPONSE_BYTES = 256 * 1024
 
 ContextFactory = Callable[[ToolCall], ToolContext]
+
+
+class CallHooks(Protocol):
+    """Callbacks around each call; a non-None return replaces the tool's response dict."""
+
+    async def before(
+        self, tool: BaseTool, call: ToolCall, ctx: ToolContext
+    ) -> dict[str, Any] | None: ...
+
+    async def after(
+        self, tool: BaseTool, call: ToolCall, ctx: ToolContext, response: dict[str, Any]
+    ) -> dict[str, Any] | None: ...
 
 
 class ExecutionStrategy(str, Enum):
@@ -85,6 +97,8 @@ class Scheduler:
         self.expose_errors = expose_errors
         self.max_threads = max_threads
         self._pool: WorkerPool | None = None
+        #: Callbacks around each tool call (set by the agent loop; None for plain use).
+        self.hooks: CallHooks | None = None
 
     @property
     def tools(self) -> Mapping[str, BaseTool]:
@@ -134,7 +148,7 @@ class Scheduler:
         context_factory: ContextFactory | None = None,
         confirmations: Mapping[str, Confirmation] | None = None,
         granted_scopes: frozenset[str] | set[str] = frozenset(),
-    ) -> AsyncIterator[AsyncIterator[ToolProgress | ToolResponse]]:
+    ) -> AsyncIterator[DispatchStream]:
         """Run ``calls``, giving ``ToolProgress`` and ``ToolResponse`` items as they happen.
 
         Intermediate responses (``final=False``) of long-running tools and every final
@@ -147,12 +161,7 @@ class Scheduler:
         )
         task = asyncio.create_task(run.execute())
 
-        async def items() -> AsyncGenerator[ToolProgress | ToolResponse, None]:
-            async for item in channel:
-                yield item
-            await task  # surface what ended the dispatch abnormally (a KeyboardInterrupt)
-
-        updates = items()
+        updates = DispatchStream(channel, task, run)
         try:
             yield updates
         finally:
@@ -162,6 +171,39 @@ class Scheduler:
             with suppress(asyncio.CancelledError):
                 await task
             await updates.aclose()
+
+
+class DispatchStream:
+    """The items of a streamed dispatch, as they happen; an async iterator.
+
+    After the iteration ends, :attr:`responses` holds the final responses in call order.
+    """
+
+    def __init__(self, channel: ProgressChannel, task: asyncio.Task[Any], run: _Dispatch) -> None:
+        self._task = task
+        self._run = run
+        self._items = self._iterate(channel)
+
+    async def _iterate(
+        self, channel: ProgressChannel
+    ) -> AsyncGenerator[ToolProgress | ToolResponse, None]:
+        async for item in channel:
+            yield item
+        await self._task  # surface what ended the dispatch abnormally (a KeyboardInterrupt)
+
+    def __aiter__(self) -> DispatchStream:
+        return self
+
+    async def __anext__(self) -> ToolProgress | ToolResponse:
+        return await self._items.__anext__()
+
+    async def aclose(self) -> None:
+        await self._items.aclose()
+
+    @property
+    def responses(self) -> list[ToolResponse]:
+        """The final responses received so far, in call order."""
+        return [r for r in self._run.responses if r is not None]
 
 
 def _error_response(call: ToolCall, error: ToolError, started: float, exc: BaseException | None) -> ToolResponse:
@@ -297,14 +339,24 @@ class _Dispatch:
         ctx: ToolContext | None = None
         try:
             tool = self._tool(call)
-            ctx = self._context(index, call, progress)
-            confirmed = await self._check_confirmation(tool, call, ctx)
-            if self.slots is None:
-                response = await self._execute(tool, call, ctx, started)
-            else:
-                async with self.slots:
+            # The call starts when it has a slot: only then is its context made, so it
+            # sees the writes of every call that finished while it waited for one.
+            async with self.slots if self.slots is not None else nullcontext():
+                started = time.perf_counter()
+                ctx = self._context(index, call, progress)
+                confirmed = await self._check_confirmation(tool, call, ctx)
+                hooks = self.scheduler.hooks
+                replaced = await hooks.before(tool, call, ctx) if hooks is not None else None
+                if replaced is not None:
+                    response = ToolResponse(id=call.id, name=call.name, response=replaced)
+                else:
                     response = await self._execute(tool, call, ctx, started)
-            self._check_requests(tool, call, ctx, confirmed)
+                self._check_requests(tool, call, ctx, confirmed)
+            if hooks is not None:
+                after = await hooks.after(tool, call, ctx, response.response)
+                if after is not None:
+                    response.response = after
+                    response.full_response = None
         except _Pending as pending:
             self.pending.add(index)
             response = ToolResponse(
@@ -317,7 +369,8 @@ class _Dispatch:
         except ToolError as raised:
             cause = raised.__cause__
             told = raised
-            if cause is not None and raised.code == "tool.failed" and self.scheduler.expose_errors:
+            tool_found = self.scheduler._tools.get(call.name)
+            if self.scheduler.expose_errors and _hides_cause(tool_found, raised):
                 told = ToolError(f"{type(cause).__name__}: {cause}", code="tool.failed")
                 told.__cause__ = cause
             response = _error_response(call, told, started, cause if cause is not None else raised)
@@ -476,19 +529,43 @@ class _Dispatch:
         return _cut(response)
 
 
+def _hides_cause(tool: BaseTool | None, error: ToolError) -> bool:
+    """Whether ``error`` is the framework's generic stand-in for an exception's text.
+
+    Only that message gives way to the exception's text under ``expose_errors``; a
+    ``ToolError`` the tool raised itself (even chained to another exception) is told with
+    its own message.
+    """
+    cause = error.__cause__
+    if cause is None or error.code != "tool.failed" or not isinstance(cause, Exception):
+        return False
+    return isinstance(tool, FunctionTool) and error.message == tool._failure(cause).message
+
+
 def _cut(response: ToolResponse) -> ToolResponse:
     """Cut a response over the size limit for the model, keeping the whole on the side."""
     body = response.response
     text = to_json(body, fallback=str)
     if len(text) <= MAX_RESPONSE_BYTES:
         return response
-    keep = text[: MAX_RESPONSE_BYTES - 1024].decode("utf-8", "ignore")
     error = ToolError(
         f"the response was {len(text)} bytes of JSON, over the {MAX_RESPONSE_BYTES}-byte "
         "limit; 'partial' holds its beginning",
         code="tool.output_too_large",
     )
+    cut = {**error.to_response(), "status": "output_too_large", "partial": ""}
+    # 'partial' is JSON text inside a JSON string: its quotes and backslashes are escaped
+    # again, so the cut response itself must be measured, not the text kept.
+    room = MAX_RESPONSE_BYTES - len(to_json(cut))
+    end = room
+    while True:
+        keep = text[:end].decode("utf-8", "ignore")
+        over = len(to_json(keep)) - 2 - room  # without the string's own quotes
+        if over <= 0:
+            break
+        end -= over  # each byte dropped shortens the escaped text by at least one
+    cut["partial"] = keep
     response.full_response = body
-    response.response = {**error.to_response(), "status": "output_too_large", "partial": keep}
+    response.response = cut
     response.error = error
     return response

@@ -4,7 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, TypeAdapter
+from pydantic import BaseModel, ConfigDict, TypeAdapter
+from pydantic.errors import PydanticSchemaGenerationError
+from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
+from pydantic_core import core_schema
+
+from ._types import Blob, FileRef
 
 __all__ = ["parameters_schema", "response_schema", "strip_titles"]
 
@@ -36,9 +41,39 @@ def strip_titles(schema: dict[str, Any]) -> dict[str, Any]:
     return schema
 
 
+class _ArgsSchemaGenerator(GenerateJsonSchema):
+    """Pydantic's generator, with plain JSON defaults written as they are.
+
+    Pydantic builds a ``TypeAdapter`` to encode each default; for the ``str``/``int``/
+    ``bool``/``None`` defaults most tools have, that was a third of the schema's cost.
+    """
+
+    def encode_default(self, dft: Any) -> Any:
+        if _plain_json(dft):
+            return dft
+        return super().encode_default(dft)
+
+
+def _plain_json(value: Any, depth: int = 0) -> bool:
+    kind = type(value)
+    if kind in (str, int, bool) or value is None:
+        return True
+    if kind is float:
+        return value == value and value not in (float("inf"), float("-inf"))
+    if depth > 8:
+        return False
+    if kind is list:
+        return all(_plain_json(v, depth + 1) for v in value)
+    if kind is dict:
+        return all(type(k) is str and _plain_json(v, depth + 1) for k, v in value.items())
+    return False
+
+
 def parameters_schema(args_model: type[BaseModel]) -> dict[str, Any]:
     """Validation-mode schema of the arguments (draft 2020-12), root closed, no titles."""
-    schema = strip_titles(args_model.model_json_schema(mode="validation"))
+    schema = strip_titles(
+        args_model.model_json_schema(mode="validation", schema_generator=_ArgsSchemaGenerator)
+    )
     schema["additionalProperties"] = False
     schema.setdefault("properties", {})
     return schema
@@ -49,6 +84,7 @@ _SIMPLE: dict[Any, dict[str, Any]] = {
     int: {"type": "integer"},
     float: {"type": "number"},
     str: {"type": "string"},
+    list: {"type": "array", "items": {}},
     type(None): {"type": "null"},
     None: {"type": "null"},
 }
@@ -60,10 +96,18 @@ def response_schema(annotation: Any) -> dict[str, Any]:
     A value that is not an object arrives as ``{"result": value}``, so its schema is
     wrapped the same way; a union of objects and non-objects gets both shapes.
     """
+    if annotation is dict:
+        return {"type": "object", "additionalProperties": True}
     simple = _SIMPLE.get(annotation) if isinstance(annotation, type | None) else None
     if simple is not None:
         return _wrap(dict(simple))
-    schema = strip_titles(TypeAdapter(annotation).json_schema(mode="serialization"))
+    try:
+        adapter: TypeAdapter[Any] = TypeAdapter(annotation)
+    except PydanticSchemaGenerationError:  # Blob / FileRef, which pydantic does not know
+        adapter = TypeAdapter(annotation, config=ConfigDict(arbitrary_types_allowed=True))
+    schema = strip_titles(
+        adapter.json_schema(mode="serialization", schema_generator=_ResponseSchemaGenerator)
+    )
     defs = schema.pop("$defs", None)
     if _is_object(schema, defs):
         out = schema
@@ -76,6 +120,20 @@ def response_schema(annotation: Any) -> dict[str, Any]:
     if defs:
         out["$defs"] = defs
     return out
+
+
+class _ResponseSchemaGenerator(GenerateJsonSchema):
+    """Describes a returned ``Blob``/``FileRef`` as the part reference the model receives."""
+
+    def is_instance_schema(self, schema: core_schema.IsInstanceSchema) -> JsonSchemaValue:
+        cls = schema["cls"]
+        if isinstance(cls, type) and issubclass(cls, Blob | FileRef):
+            return {
+                "type": "object",
+                "properties": {"part": {"type": "integer"}, "mime_type": {"type": "string"}},
+                "required": ["part", "mime_type"],
+            }
+        return super().is_instance_schema(schema)
 
 
 def _wrap(schema: dict[str, Any]) -> dict[str, Any]:

@@ -104,11 +104,14 @@ def build_spec(target: Target, *, description: str | None, long_running: bool) -
             default = param.default
             has_default = default is not inspect.Parameter.empty
 
-        if has_default and default is None and not _admits_none(annotation):
-            annotation = annotation | None  # ``x: int = None`` means Optional[int]
-
+        # Read descriptions before widening: ``Annotated[T, "text"] | None`` is no longer
+        # an ``Annotated`` form, and its text would be lost.
         text = _settle_description(target.qualname, param.name, annotation, field_info, docstring.params, diagnostics)
-        field_name = param.name if _usable_field_name(param.name) else _fresh_field_name(len(params), taken)
+        if has_default and default is None and not _admits_none(annotation):
+            annotation = _optional(annotation)  # ``x: int = None`` means Optional[int]
+        field_name = (
+            param.name if _usable_field_name(param.name) else _fresh_field_name(len(params), taken)
+        )
         kwargs: dict[str, Any] = {"description": text}
         if field_name != param.name:
             kwargs["alias"] = param.name
@@ -164,7 +167,7 @@ def build_spec(target: Target, *, description: str | None, long_running: bool) -
         parameters=tuple(params),
         context_parameter=context_parameter,
         args_model=args_model,
-        parameters_json_schema=parameters_schema(args_model),
+        parameters_json_schema=_parameters_schema(target, args_model, fields, params),
         response_json_schema=_response_schema(target, hints),
         diagnostics=tuple(diagnostics),
         plain_keywords=all(p.field == p.name and not p.positional_only for p in params),
@@ -203,6 +206,15 @@ def _is_context(name: str, annotation: Any) -> bool:
     from ._context import ToolContext
 
     return isinstance(annotation, type) and issubclass(annotation, ToolContext)
+
+
+def _optional(annotation: Any) -> Any:
+    """``annotation`` admitting None; ``Annotated`` metadata (descriptions, constraints)
+    stays on the outside, where it describes the whole parameter."""
+    if get_origin(annotation) is Annotated:
+        inner, *metadata = get_args(annotation)
+        return Annotated[(_optional(inner), *metadata)]
+    return Union[annotation, None]  # noqa: UP007 - works for any annotation object
 
 
 def _admits_none(annotation: Any) -> bool:
@@ -317,6 +329,26 @@ def _unsupported_field(fields: dict[str, Any]) -> str | None:
         except Exception:
             return name
     return None
+
+
+def _parameters_schema(
+    target: Target, model: type[BaseModel], fields: dict[str, Any], params: list[ParameterSpec]
+) -> dict[str, Any]:
+    try:
+        return parameters_schema(model)
+    except Exception as exc:  # pydantic fails on some defaults, e.g. one holding {"$ref": "x"}
+        culprit = None
+        for param in params:
+            try:
+                create_model("probe", **{param.field: fields[param.field]}).model_json_schema()
+            except Exception:
+                culprit = param.name
+                break
+        where = f"parameter {culprit!r}" if culprit else "its parameters"
+        raise TypeError(
+            f"tool {target.qualname}: cannot build a JSON schema for {where}: "
+            f"{type(exc).__name__}: {exc}"
+        ) from exc
 
 
 def _check_defaults(target: Target, model: type[BaseModel], defaults: dict[str, Any]) -> None:

@@ -27,6 +27,15 @@ def call_in_thread(func: Callable[..., Any], args: list[Any], kwargs: dict[str, 
 _STOP = object()
 
 
+class _StopAndTell:
+    """A stop request whose sender waits until the generator has been closed."""
+
+    __slots__ = ("future",)
+
+    def __init__(self, future: asyncio.Future[None]) -> None:
+        self.future = future
+
+
 class SyncGeneratorDriver:
     """Drives a sync generator function from async code.
 
@@ -88,9 +97,13 @@ class SyncGeneratorDriver:
         generator = None
         while True:
             reply = self._requests.get()
-            if reply is _STOP:
-                if generator is not None:
-                    generator.close()
+            if reply is _STOP or isinstance(reply, _StopAndTell):
+                try:
+                    if generator is not None:
+                        generator.close()  # runs its finally blocks, on this thread
+                finally:
+                    if isinstance(reply, _StopAndTell):
+                        _reply(loop, reply.future, None, None)  # type: ignore[arg-type]
                 return
             try:
                 if generator is None:
@@ -103,6 +116,20 @@ class SyncGeneratorDriver:
                 _reply(loop, reply, None, exc)
                 return
             _reply(loop, reply, outcome, None)
+
+    async def aclose(self) -> None:
+        """Stop the generator and wait until it has stopped (its ``finally`` blocks ran).
+
+        Waits only when the generator is suspended at a yield; if a step is still running
+        (the consumer was cancelled mid-step), it is asked to stop and left to finish.
+        """
+        if self._executor is None or not self._started or self._finished:
+            self.close()
+            return
+        self._finished = True
+        stopped: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._requests.put(_StopAndTell(stopped))
+        await stopped
 
     def close(self) -> None:
         """Stop the generator (``generator.close()`` on its own thread) if still running."""

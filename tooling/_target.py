@@ -29,7 +29,8 @@ class Target:
     ``call`` is what gets invoked (for ``binding != "none"`` the plain function, to be
     bound to an instance or class first); ``source`` is the function whose annotations,
     globals and docstring describe it; ``parameters`` the signature's parameters without
-    ``self``/``cls``.
+    ``self``/``cls`` and without the keywords a ``functools.partial`` binds;
+    ``source_parameter_names`` every parameter name of ``source`` (hidden ones included).
     """
 
     call: Callable[..., Any]
@@ -40,12 +41,22 @@ class Target:
     parameters: tuple[inspect.Parameter, ...]
     binding: Binding
     kind: Kind
+    source_parameter_names: frozenset[str] = frozenset()
 
 
 def _innermost(func: Any) -> Any:
     while isinstance(func, functools.partial):
         func = func.func
     return func
+
+
+def _partial_keywords(func: Any) -> set[str]:
+    """The names a (possibly nested) ``functools.partial`` binds by keyword."""
+    names: set[str] = set()
+    while isinstance(func, functools.partial):
+        names.update(func.keywords)
+        func = func.func
+    return names
 
 
 def _kind_of(func: Any) -> Kind:
@@ -96,7 +107,10 @@ def analyze_target(obj: Any) -> Target:
     except (TypeError, ValueError) as exc:
         raise TypeError(f"cannot read the signature of {qualname}: {exc}") from exc
 
-    parameters = list(signature.parameters.values())
+    # A keyword bound by a partial is the developer's (a key, a client): the model neither
+    # sees it (its value would show as a default) nor may override it.
+    bound_keywords = _partial_keywords(obj)
+    parameters = [p for p in signature.parameters.values() if p.name not in bound_keywords]
     if binding == "class":
         parameters = parameters[1:]
     elif (
@@ -135,4 +149,12 @@ def analyze_target(obj: Any) -> Target:
         parameters=tuple(parameters),
         binding=binding,
         kind=kind,
+        source_parameter_names=_parameter_names(source),
     )
+
+
+def _parameter_names(source: Any) -> frozenset[str]:
+    try:
+        return frozenset(inspect.signature(source).parameters)
+    except (TypeError, ValueError):
+        return frozenset()

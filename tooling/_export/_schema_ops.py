@@ -101,8 +101,19 @@ _MAP_OF_SUBSCHEMAS: Final = (
 
 
 def deep_copy(schema: JSONSchema) -> JSONSchema:
-    """A fully independent copy of ``schema``."""
-    return copy.deepcopy(schema)
+    """A fully independent copy of ``schema`` (JSON data: dicts, lists and scalars)."""
+    return _copy_json(schema)  # type: ignore[no-any-return]
+
+
+def _copy_json(value: Any) -> Any:
+    kind = type(value)
+    if kind is dict:
+        return {k: _copy_json(v) for k, v in value.items()}
+    if kind is list:
+        return [_copy_json(v) for v in value]
+    if kind in (str, int, float, bool) or value is None:
+        return value
+    return copy.deepcopy(value)
 
 
 def strip_keys(schema: Mapping[str, Any], keys: Iterable[str]) -> JSONSchema:

@@ -1,0 +1,383 @@
+"""Tool descriptions and parameter descriptions read from docstrings of every style."""
+
+import warnings
+from typing import Annotated
+
+import pytest
+from pydantic import Field
+
+from tooling import FunctionTool, tool
+
+LONG_RUNNING_SENTENCE = (
+    "This tool runs for a while: once it has answered with a pending status, do not call it "
+    "again for the same request; wait for its result."
+)
+
+EXPECTED = "Summary line.\n\nBody paragraph one\ncontinues here.\n\nReturns: The answer."
+
+
+def param_descriptions(t: FunctionTool) -> dict[str, str | None]:
+    return {k: v.get("description") for k, v in t.parameters_json_schema["properties"].items()}
+
+
+def google(a: int, b: str) -> int:
+    """Summary line.
+
+    Body paragraph one
+    continues here.
+
+    Args:
+        a: The a value,
+            wrapped onto a second line.
+        b: The b value.
+
+    Returns:
+        The answer.
+
+    Raises:
+        ValueError: When RAISES_TEXT.
+
+    Examples:
+        >>> google(1, "EXAMPLE_TEXT")
+        1
+    """
+    return a
+
+
+def numpy_style(a: int, b: str) -> int:
+    """Summary line.
+
+    Body paragraph one
+    continues here.
+
+    Parameters
+    ----------
+    a : int
+        The a value,
+        wrapped onto a second line.
+    b : str
+        The b value.
+
+    Returns
+    -------
+    int
+        The answer.
+
+    Raises
+    ------
+    ValueError
+        When RAISES_TEXT.
+
+    Examples
+    --------
+    >>> numpy_style(1, "EXAMPLE_TEXT")
+    1
+    """
+    return a
+
+
+def rest_style(a: int, b: str) -> int:
+    """Summary line.
+
+    Body paragraph one
+    continues here.
+
+    :param a: The a value,
+        wrapped onto a second line.
+    :param b: The b value.
+    :returns: The answer.
+    :raises ValueError: When RAISES_TEXT.
+    """
+    return a
+
+
+def epydoc_style(a: int, b: str) -> int:
+    """Summary line.
+
+    Body paragraph one
+    continues here.
+
+    @param a: The a value,
+        wrapped onto a second line.
+    @param b: The b value.
+    @return: The answer.
+    @raise ValueError: When RAISES_TEXT.
+    """
+    return a
+
+
+STYLES = [google, numpy_style, rest_style, epydoc_style]
+
+
+@pytest.mark.parametrize("func", STYLES, ids=lambda f: f.__name__)
+def test_description_is_summary_body_and_returns(func) -> None:
+    t = tool(func)
+    assert t.description == EXPECTED
+
+
+@pytest.mark.parametrize("func", STYLES, ids=lambda f: f.__name__)
+def test_sections_left_out_of_description(func) -> None:
+    description = tool(func).description
+    for unwanted in (
+        "RAISES_TEXT",
+        "EXAMPLE_TEXT",
+        "ValueError",
+        "The a value",
+        "The b value",
+        "Args",
+        "Parameters",
+        "Raises",
+        "Examples",
+        ":param",
+        "@param",
+    ):
+        assert unwanted not in description
+
+
+@pytest.mark.parametrize("func", STYLES, ids=lambda f: f.__name__)
+def test_parameter_text_reaches_schema(func) -> None:
+    t = tool(func)
+    assert param_descriptions(t) == {
+        "a": "The a value, wrapped onto a second line.",
+        "b": "The b value.",
+    }
+    assert t.diagnostics == []
+
+
+def test_summary_only() -> None:
+    @tool
+    def f(x: int) -> int:
+        """Just a summary."""
+        return x
+
+    assert f.description == "Just a summary."
+
+
+def test_no_docstring_gives_empty_description() -> None:
+    @tool
+    def f(x: int) -> int:
+        return x
+
+    assert f.description == ""
+
+
+def test_indented_multi_paragraph_body_is_dedented() -> None:
+    @tool
+    def f(x: int) -> int:
+        """Summary.
+
+        First paragraph.
+
+        Second paragraph
+            with an indented line.
+
+        Args:
+            x: The x.
+        """
+        return x
+
+    assert f.description == (
+        "Summary.\n\nFirst paragraph.\n\nSecond paragraph\n    with an indented line."
+    )
+
+
+def test_yields_section_left_out() -> None:
+    @tool
+    def gen(n: int):
+        """Count up.
+
+        Args:
+            n: How far.
+
+        Yields:
+            Each number YIELDS_TEXT.
+        """
+        yield from range(n)
+
+    assert gen.description == "Count up."
+    assert param_descriptions(gen) == {"n": "How far."}
+
+
+def test_numpy_yields_section_left_out() -> None:
+    @tool
+    def gen(n: int):
+        """Count up.
+
+        Parameters
+        ----------
+        n : int
+            How far.
+
+        Yields
+        ------
+        int
+            Each number YIELDS_TEXT.
+        """
+        yield from range(n)
+
+    assert gen.description == "Count up."
+    assert param_descriptions(gen) == {"n": "How far."}
+
+
+def test_returns_without_text_adds_nothing() -> None:
+    @tool
+    def f(x: int) -> int:
+        """Summary.
+
+        :param x: The x.
+        :rtype: int
+        """
+        return x
+
+    assert f.description == "Summary."
+
+
+def test_explicit_description_overrides_docstring() -> None:
+    @tool(description="Explicit text.")
+    def f(a: int) -> int:
+        """Docstring summary.
+
+        Args:
+            a: The a.
+        """
+        return a
+
+    assert f.description == "Explicit text."
+    # parameter text still comes from the docstring
+    assert param_descriptions(f) == {"a": "The a."}
+
+
+def test_explicit_empty_description_overrides_docstring() -> None:
+    @tool(description="")
+    def f(a: int) -> int:
+        """Docstring summary."""
+        return a
+
+    assert f.description == ""
+
+
+def test_function_tool_description_option() -> None:
+    t = FunctionTool(google, description="Other.")
+    assert t.description == "Other."
+    assert tool(google).description == EXPECTED  # the same function, unaffected
+
+
+def test_long_running_appends_sentence() -> None:
+    @tool(long_running=True)
+    def f(a: int) -> int:
+        """Start a job.
+
+        Args:
+            a: The a.
+
+        Returns:
+            A job id.
+        """
+        return a
+
+    assert f.description == f"Start a job.\n\nReturns: A job id.\n\n{LONG_RUNNING_SENTENCE}"
+    assert f.description.endswith(LONG_RUNNING_SENTENCE)
+
+
+def test_long_running_appends_sentence_after_explicit_description() -> None:
+    @tool(long_running=True, description="Start a job.")
+    def f(a: int) -> int:
+        """Ignored."""
+        return a
+
+    assert f.description.startswith("Start a job.")
+    assert f.description.endswith(LONG_RUNNING_SENTENCE)
+    assert f.description.count(LONG_RUNNING_SENTENCE) == 1
+    assert "Ignored" not in f.description
+
+
+def test_long_running_without_docstring_is_the_sentence() -> None:
+    @tool(long_running=True)
+    def f(a: int) -> int:
+        return a
+
+    assert f.description == LONG_RUNNING_SENTENCE
+
+
+def test_long_running_generator_description() -> None:
+    @tool(long_running=True)
+    def f(a: int):
+        """Stream progress."""
+        yield a
+
+    assert f.description == f"Stream progress.\n\n{LONG_RUNNING_SENTENCE}"
+
+
+def test_not_long_running_has_no_sentence() -> None:
+    assert LONG_RUNNING_SENTENCE not in tool(google).description
+
+
+def test_docstring_and_annotated_descriptions_combine() -> None:
+    @tool
+    def f(a: Annotated[int, "From annotation."], b: Annotated[int, Field(description="F.")]) -> int:
+        """Summary.
+
+        Args:
+            a: From annotation.
+        """
+        return a
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert param_descriptions(f) == {"a": "From annotation.", "b": "F."}
+
+
+def test_malformed_docstring_is_still_a_description() -> None:
+    @tool
+    def f(a: int) -> int:
+        """Does a thing: with colons and odd formatting
+        ---
+        :param
+        """
+        return a
+
+    assert f.description.startswith("Does a thing: with colons and odd formatting")
+
+
+def test_parameter_with_multi_paragraph_description() -> None:
+    @tool
+    def f(a: int) -> int:
+        """Summary.
+
+        Args:
+            a: First line
+                continued.
+        """
+        return a
+
+    assert param_descriptions(f) == {"a": "First line continued."}
+
+
+def test_callable_object_description_from_call_then_class() -> None:
+    class WithCallDoc:
+        """Class doc."""
+
+        def __call__(self, x: int) -> int:
+            """Call doc.
+
+            Args:
+                x: The x.
+            """
+            return x
+
+    class ClassDocOnly:
+        """Class doc.
+
+        Args:
+            x: The x from class.
+        """
+
+        def __call__(self, x: int) -> int:
+            return x
+
+    a = FunctionTool(WithCallDoc())
+    b = FunctionTool(ClassDocOnly())
+    assert a.description == "Call doc."
+    assert param_descriptions(a) == {"x": "The x."}
+    assert b.description == "Class doc."
+    assert param_descriptions(b) == {"x": "The x from class."}
