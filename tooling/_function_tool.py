@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import asyncio
 import contextvars
 import copy
+import math
 import threading
 import time
 import types
@@ -30,6 +30,10 @@ if TYPE_CHECKING:
     from ._context import ToolContext
 
 __all__ = ["FunctionTool", "tool"]
+
+_PLAIN_RESULTS = frozenset({str, int, bool, type(None)})
+_NO_ARGS: list[Any] = []
+_NOTHING = object()
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -98,6 +102,8 @@ class FunctionTool(BaseTool, Generic[P, R]):
         self._target = target
         self._cell = _SpecCell(target, description, long_running)
         self._func: Callable[..., Any] = target.call
+        # A method tool must be bound (through an instance) before it can run.
+        self._unbound_method: Any = target.call if target.binding != "none" else _NOTHING
         self._attr_name: str | None = None
 
         # Look like the wrapped function: introspection, iscoroutinefunction, help().
@@ -190,8 +196,13 @@ class FunctionTool(BaseTool, Generic[P, R]):
         Raises ``ToolError``: ``tool.invalid_arguments`` for bad arguments, the tool's own
         ``ToolError`` as is, ``tool.failed`` (chained to the cause) for anything else.
         """
-        response, _ = await self.execute(args, ctx)
-        return response
+        if self._target.kind in ("gen", "asyncgen"):
+            return (await self.execute(args, ctx))[0]
+        value = await self._call(args, ctx, None)
+        kind = type(value)
+        if kind in _PLAIN_RESULTS or (kind is float and math.isfinite(value)):
+            return {"result": value}
+        return to_response(value)[0]
 
     async def execute(
         self, args: Args, ctx: ToolContext | None = None, *, executor: Executor | None = None
@@ -200,26 +211,31 @@ class FunctionTool(BaseTool, Generic[P, R]):
 
         ``executor`` runs a sync function (default: a process-wide pool).
         """
-        spec = self._cell.spec or self._cell.build()
-        call_args, call_kwargs, ctx = self._prepare(spec, args, ctx)
-        kind = self._target.kind
-        if kind == "async":
-            try:
-                value = await self._func(*call_args, **call_kwargs)
-            except ToolError:
-                raise
-            except Exception as exc:
-                raise self._failure(exc) from exc
-        elif kind == "sync":
-            value = await self._call_sync(call_args, call_kwargs, executor)
-        else:
+        if self._target.kind in ("gen", "asyncgen"):
+            spec = self._cell.spec or self._cell.build()
+            call_args, call_kwargs, ctx = self._prepare(spec, args, ctx)
             final = None
             async with self._stream_prepared(call_args, call_kwargs, ctx, executor) as updates:
                 async for final in updates:
                     pass
             assert final is not None
             return final.response, final.parts
-        return to_response(value)
+        return to_response(await self._call(args, ctx, executor))
+
+    async def _call(self, args: Args, ctx: ToolContext | None, executor: Executor | None) -> Any:
+        """Validate, inject, and call a plain (non-generator) function; its raw result."""
+        spec = self._cell.spec or self._cell.build()
+        call_args, call_kwargs, ctx = self._prepare(spec, args, ctx)
+        try:
+            if self._target.kind == "async":
+                return await self._func(*call_args, **call_kwargs)
+            if not self.run_in_thread:
+                return self._func(*call_args, **call_kwargs)
+            return await self._in_thread(call_args, call_kwargs, executor)
+        except ToolError:
+            raise
+        except Exception as exc:
+            raise self._failure(exc) from exc
 
     @asynccontextmanager
     async def stream(
@@ -286,7 +302,16 @@ class FunctionTool(BaseTool, Generic[P, R]):
             yield response(value, True)
             return
         if kind == "sync":
-            yield response(await self._call_sync(call_args, call_kwargs, executor), True)
+            try:
+                if self.run_in_thread:
+                    value = await self._in_thread(call_args, call_kwargs, executor)
+                else:
+                    value = self._func(*call_args, **call_kwargs)
+            except ToolError:
+                raise
+            except Exception as exc:
+                raise self._failure(exc) from exc
+            yield response(value, True)
             return
 
         last: Any = None
@@ -332,14 +357,14 @@ class FunctionTool(BaseTool, Generic[P, R]):
     def _prepare(
         self, spec: ToolSpec, args: Args, ctx: ToolContext | None
     ) -> tuple[list[Any], dict[str, Any], ToolContext | None]:
-        if self._target.binding != "none" and self._func is self._target.call:
+        if self._func is self._unbound_method:
             raise TypeError(
                 f"tool {self.name!r} is a method: run it from an instance (obj.{self.__name__})"
             )
         values = self._validate(spec, args).__dict__
         if spec.plain_keywords:
-            call_args: list[Any] = []
-            call_kwargs = dict(values)
+            call_args: list[Any] = _NO_ARGS
+            call_kwargs = values.copy()
         else:
             call_args, call_kwargs = [], {}
             for p in spec.parameters:
@@ -359,9 +384,12 @@ class FunctionTool(BaseTool, Generic[P, R]):
     def _validate(self, spec: ToolSpec, args: Args) -> BaseModel:
         model = spec.args_model
         try:
-            if isinstance(args, str | bytes):
+            if type(args) is dict:
+                check_dict_bounds(args)
+                validated = spec.validator.validate_python(args)
+            elif isinstance(args, str | bytes):
                 check_text_bounds(args)
-                validated = model.model_validate_json(args)
+                validated = spec.validator.validate_json(args)
             elif isinstance(args, Mapping):
                 check_dict_bounds(args)
                 validated = model.model_validate(args if type(args) is dict else dict(args))
@@ -374,7 +402,7 @@ class FunctionTool(BaseTool, Generic[P, R]):
                 )
         except ValidationError as exc:
             errors = exc.errors(include_url=False, include_context=False)
-            retried = _without_rejected_nulls(model, args, errors)
+            retried, errors = _without_rejected_nulls(spec.validator, args, errors)
             if retried is not None:
                 return retried
             details = error_details_from_validation(errors, spec.parameter_names)
@@ -384,7 +412,7 @@ class FunctionTool(BaseTool, Generic[P, R]):
         except (ValueError, TypeError, RecursionError, UnicodeError) as exc:
             details = [{"loc": [], "msg": str(exc)[:200], "type": "value_error"}]
             raise self._invalid(details) from None
-        return validated
+        return validated  # type: ignore[no-any-return]
 
     def _invalid(self, details: list[dict[str, Any]]) -> ToolError:
         summary = "; ".join(
@@ -398,26 +426,19 @@ class FunctionTool(BaseTool, Generic[P, R]):
             details=details,
         )
 
-    async def _call_sync(
+    async def _in_thread(
         self, call_args: list[Any], call_kwargs: dict[str, Any], executor: Executor | None
     ) -> Any:
-        try:
-            if not self.run_in_thread:
-                return self._func(*call_args, **call_kwargs)
-            loop = asyncio.get_running_loop()
-            context = contextvars.copy_context()
-            return await loop.run_in_executor(
-                executor or default_executor(),
-                context.run,
-                call_in_thread,
-                self._func,
-                call_args,
-                call_kwargs,
-            )
-        except ToolError:
-            raise
-        except Exception as exc:
-            raise self._failure(exc) from exc
+        import asyncio  # cheap once loaded; keeps ``import tooling`` from paying for it
+
+        return await asyncio.get_running_loop().run_in_executor(
+            executor or default_executor(),
+            contextvars.copy_context().run,
+            call_in_thread,
+            self._func,
+            call_args,
+            call_kwargs,
+        )
 
     def _failure(self, exc: Exception) -> ToolError:
         return ToolError(
@@ -428,29 +449,38 @@ class FunctionTool(BaseTool, Generic[P, R]):
 
 
 def _without_rejected_nulls(
-    model: type[BaseModel], args: Any, errors: list[Any]
-) -> BaseModel | None:
-    """Validate again with the rejected ``null`` values left out, or give None.
+    validator: Any, args: Any, errors: list[Any]
+) -> tuple[BaseModel | None, list[Any]]:
+    """Validate again with the rejected ``null`` values left out.
 
     A strict-mode model sends ``null`` for every argument it means to leave out, at any
     depth; where the field has a default, that is what the null means. Only tried after a
-    failure, so valid calls pay nothing; if the retry fails, the original errors stand.
+    failure, so valid calls pay nothing. Gives the model, or the errors to report: those
+    of the retry, where a null for a field without a default keeps its original error.
     """
-    nulls = [e["loc"] for e in errors if e.get("input", 0) is None and e["loc"]]
-    if not nulls or len(nulls) != len(errors):
-        return None
+    nulls = {tuple(e["loc"]): e for e in errors if e.get("input", 0) is None and e["loc"]}
+    if not nulls:
+        return None, errors
     try:
         data = from_json(args) if isinstance(args, str | bytes) else copy.deepcopy(dict(args))
+        removed = []
         for loc in nulls:
             parent = data
             for key in loc[:-1]:
                 parent = parent[key]
-            if not isinstance(parent, dict) or parent.get(loc[-1], 0) is not None:
-                return None
-            del parent[loc[-1]]
-        return model.model_validate(data)
+            if isinstance(parent, dict) and loc[-1] in parent and parent[loc[-1]] is None:
+                del parent[loc[-1]]
+                removed.append(loc)
+        if not removed:
+            return None, errors
+        return validator.validate_python(data), []
+    except ValidationError as retry:
+        again = retry.errors(include_url=False, include_context=False)
+        return None, [
+            nulls.get(tuple(e["loc"]), e) if e["type"] == "missing" else e for e in again
+        ]
     except Exception:
-        return None
+        return None, errors
 
 
 @overload

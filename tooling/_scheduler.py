@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import time
+import weakref
 from collections import ChainMap
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager, nullcontext, suppress
@@ -107,9 +108,14 @@ class Scheduler:
 
     @property
     def pool(self) -> WorkerPool:
-        """The worker pool sync tools run on (created on first use)."""
+        """The worker pool sync tools run on (created on first use).
+
+        A pool the scheduler made is shut down when the scheduler is closed or garbage
+        collected, so a scheduler dropped without ``close()`` leaves no idle threads.
+        """
         if self._pool is None:
             self._pool = WorkerPool(self.max_threads, name="tooling-scheduler")
+            weakref.finalize(self, self._pool.shutdown)
         return self._pool
 
     def close(self) -> None:

@@ -65,6 +65,8 @@ class ToolSpec:
     diagnostics: tuple[Diagnostic, ...]
     #: True when the validated model's fields can be passed straight as keyword arguments.
     plain_keywords: bool
+    #: ``args_model.__pydantic_validator__``, looked up once (the hot path calls it).
+    validator: Any = None
 
     @property
     def parameter_names(self) -> tuple[str, ...]:
@@ -81,7 +83,6 @@ def build_spec(target: Target, *, description: str | None, long_running: bool) -
     context_parameter: str | None = None
     params: list[ParameterSpec] = []
     fields: dict[str, Any] = {}
-    null_means_default: list[str] = []
     defaults_to_check: dict[str, Any] = {}
     taken = {p.name for p in target.parameters}  # field names an alias must not reuse
 
@@ -125,8 +126,6 @@ def build_spec(target: Target, *, description: str | None, long_running: bool) -
 
         if has_default and default is not PydanticUndefined:
             defaults_to_check[param.name] = default
-        if has_default and not _admits_none(annotation):
-            null_means_default.append(param.name)
         params.append(
             ParameterSpec(
                 name=param.name,
@@ -150,7 +149,7 @@ def build_spec(target: Target, *, description: str | None, long_running: bool) -
                 )
             )
 
-    args_model = _build_model(target, fields, null_means_default)
+    args_model = _build_model(target, fields)
     _check_defaults(target, args_model, defaults_to_check)
 
     text = description if description is not None else docstring.description
@@ -171,6 +170,7 @@ def build_spec(target: Target, *, description: str | None, long_running: bool) -
         response_json_schema=_response_schema(target, hints),
         diagnostics=tuple(diagnostics),
         plain_keywords=all(p.field == p.name and not p.positional_only for p in params),
+        validator=args_model.__pydantic_validator__,
     )
 
 
@@ -291,26 +291,12 @@ def _settle_description(
     return chosen
 
 
-def _build_model(
-    target: Target, fields: dict[str, Any], null_means_default: list[str]
-) -> type[BaseModel]:
-    validators: dict[str, Any] = {}
-    if null_means_default:
-        keys = tuple(null_means_default)
-
-        def drop_nulls(cls: type[BaseModel], data: Any) -> Any:
-            # A strict-mode model sends null for an optional argument: use the default.
-            if type(data) is dict and any(data.get(k, 0) is None for k in keys):
-                return {k: v for k, v in data.items() if not (v is None and k in keys)}
-            return data
-
-        validators["null_means_default"] = model_validator(mode="before")(classmethod(drop_nulls))  # type: ignore[arg-type]
+def _build_model(target: Target, fields: dict[str, Any]) -> type[BaseModel]:
     config = ConfigDict(extra="forbid", protected_namespaces=(), populate_by_name=False)
     try:
         return create_model(
             f"{target.name}_arguments",
             __config__=config,
-            __validators__=validators,
             __module__=getattr(target.source, "__module__", None) or __name__,
             **fields,
         )

@@ -1,0 +1,285 @@
+"""``Agent`` (a model, an instruction, tools, sub-agents) and ``AgentTool``."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel
+
+from tooling import BaseTool, BaseToolset, ExecutionStrategy, FunctionTool, ToolContext
+
+from .models.base import BaseLlm, LlmRequest, LlmResponse
+
+if TYPE_CHECKING:
+    from ._tool_context import InvocationToolContext
+
+__all__ = ["Agent", "AgentTool"]
+
+_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+BeforeModelCallback = Callable[
+    ["InvocationToolContext", LlmRequest], "LlmResponse | None | Awaitable[LlmResponse | None]"
+]
+AfterModelCallback = Callable[
+    ["InvocationToolContext", LlmResponse], "LlmResponse | None | Awaitable[LlmResponse | None]"
+]
+BeforeToolCallback = Callable[
+    [BaseTool, dict[str, Any], ToolContext],
+    "dict[str, Any] | None | Awaitable[dict[str, Any] | None]",
+]
+AfterToolCallback = Callable[
+    [BaseTool, dict[str, Any], ToolContext, dict[str, Any]],
+    "dict[str, Any] | None | Awaitable[dict[str, Any] | None]",
+]
+
+
+def _transfer_to_agent(agent_name: str, tool_context: ToolContext) -> dict[str, Any]:
+    """Hand the conversation to another agent: one of your sub-agents, or your parent.
+
+    Args:
+        agent_name: The name of the agent to hand over to.
+    """
+    tool_context.actions.transfer_to_agent = agent_name
+    return {"status": "transferred", "agent": agent_name}
+
+
+TRANSFER_TOOL = FunctionTool(_transfer_to_agent, name="transfer_to_agent")
+
+
+class Agent:
+    """A model with an instruction and tools, possibly leading sub-agents.
+
+    ``model`` is a ``BaseLlm`` or a Gemini model name (``"gemini-..."``, built on first
+    use). ``instruction`` may use ``{state_key}`` placeholders (``{key?}`` when the key
+    may be missing). ``tools`` takes plain functions, ``BaseTool``s, ``BaseToolset``s and
+    ``AgentTool``s. Callbacks may be sync or async; one that returns non-None replaces
+    the step it wraps.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        model: str | BaseLlm,
+        *,
+        instruction: str = "",
+        description: str = "",
+        tools: Sequence[BaseTool | BaseToolset | Callable[..., Any]] = (),
+        sub_agents: Sequence[Agent] = (),
+        tool_strategy: ExecutionStrategy = ExecutionStrategy.AUTO,
+        input_schema: type[BaseModel] | None = None,
+        output_key: str | None = None,
+        generate_content_config: Any = None,
+        before_tool_callback: BeforeToolCallback | None = None,
+        after_tool_callback: AfterToolCallback | None = None,
+        before_model_callback: BeforeModelCallback | None = None,
+        after_model_callback: AfterModelCallback | None = None,
+    ) -> None:
+        if not _NAME.match(name) or name == "user":
+            raise ValueError(
+                f"agent name {name!r} is not valid: use letters, digits and '_' (not 'user')"
+            )
+        self.name = name
+        self._model = model
+        self.instruction = instruction
+        self.description = description
+        self.tool_strategy = ExecutionStrategy(tool_strategy)
+        self.input_schema = input_schema
+        self.output_key = output_key
+        self.generate_content_config = generate_content_config
+        self.before_tool_callback = before_tool_callback
+        self.after_tool_callback = after_tool_callback
+        self.before_model_callback = before_model_callback
+        self.after_model_callback = after_model_callback
+        self.parent_agent: Agent | None = None
+
+        self.tools: list[BaseTool] = []
+        self.toolsets: list[BaseToolset] = []
+        for item in tools:
+            if isinstance(item, BaseToolset):
+                self.toolsets.append(item)
+            elif isinstance(item, BaseTool):
+                self.tools.append(item)
+            elif callable(item):
+                self.tools.append(FunctionTool(item))
+            else:
+                raise TypeError(f"agent {name}: {item!r} is not a tool, toolset or function")
+        seen: set[str] = set()
+        for t in self.tools:
+            if isinstance(t, FunctionTool):
+                _ = t.spec  # a broken tool fails here, naming function and parameter
+            if t.name in seen:
+                raise ValueError(f"agent {name}: two tools are named {t.name!r}")
+            seen.add(t.name)
+
+        self.sub_agents = list(sub_agents)
+        for sub in self.sub_agents:
+            if sub.parent_agent is not None:
+                raise ValueError(f"agent {sub.name} already has a parent ({sub.parent_agent.name})")
+            sub.parent_agent = self
+        names = [a.name for a in self.walk()]
+        if len(names) != len(set(names)):
+            raise ValueError(f"agent names must be unique in a tree: {names}")
+
+    @property
+    def model(self) -> BaseLlm:
+        """The model, built from its name on first use."""
+        if isinstance(self._model, str):
+            name = self._model
+            if not name.startswith("gemini"):
+                raise ValueError(
+                    f"agent {self.name}: model {name!r} is not a known model name; pass a "
+                    "BaseLlm (e.g. ScriptedModel) or a 'gemini-...' name"
+                )
+            from .models.gemini import GeminiModel
+
+            self._model = GeminiModel(name)
+        return self._model
+
+    def walk(self) -> Iterator[Agent]:
+        """This agent and all its descendants, depth first."""
+        yield self
+        for sub in self.sub_agents:
+            yield from sub.walk()
+
+    def find_agent(self, name: str) -> Agent | None:
+        """The agent called ``name`` in this tree, or None."""
+        return next((a for a in self.walk() if a.name == name), None)
+
+    def transfer_targets(self) -> list[Agent]:
+        """The agents this one may hand the conversation to: its sub-agents and its parent."""
+        targets = list(self.sub_agents)
+        if self.parent_agent is not None:
+            targets.append(self.parent_agent)
+        return targets
+
+    def builtin_tools(self) -> list[BaseTool]:
+        """Tools the framework adds: ``transfer_to_agent`` when there is anyone to hand to."""
+        if self.transfer_targets() and all(t.name != TRANSFER_TOOL.name for t in self.tools):
+            return [TRANSFER_TOOL]
+        return []
+
+    def render_instruction(self, state: Mapping[str, Any]) -> str:
+        """The instruction with ``{key}`` placeholders filled from ``state``.
+
+        Raises ``KeyError`` naming a missing key (``{key?}`` becomes empty instead).
+        """
+
+        def fill(match: re.Match[str]) -> str:
+            key = match.group(1)
+            optional = key.endswith("?")
+            key = key.rstrip("?")
+            if key in state:
+                value = state[key]
+                return value if isinstance(value, str) else json.dumps(value, default=str)
+            if optional:
+                return ""
+            raise KeyError(f"the instruction of agent {self.name} uses {{{key}}}, which is not in the state")
+
+        text = re.sub(r"\{([A-Za-z_][A-Za-z0-9_:.\-]*\??)\}", fill, self.instruction)
+        targets = self.transfer_targets()
+        if targets and self.builtin_tools():
+            lines = "\n".join(f"- {a.name}: {a.description or '(no description)'}" for a in targets)
+            text += (
+                "\n\nYou can hand the conversation to another agent with the "
+                f"transfer_to_agent tool when it is better suited:\n{lines}"
+            )
+        return text.strip()
+
+    def __repr__(self) -> str:
+        return f"Agent({self.name!r})"
+
+
+class AgentTool(BaseTool):
+    """Another agent used as a tool.
+
+    The child runs in its own session seeded with the caller's state; its state changes
+    flow back into the caller's delta, and its final text is the result. The tool takes
+    one string parameter ``request``, or the agent's ``input_schema``.
+    """
+
+    def __init__(self, agent: Agent, *, skip_summarization: bool = False) -> None:
+        self.agent = agent
+        self.name = agent.name
+        self.description = agent.description or f"Ask the {agent.name} agent."
+        self.skip_summarization = skip_summarization
+        if agent.input_schema is not None:
+            from tooling._schema import strip_titles
+
+            schema = strip_titles(agent.input_schema.model_json_schema())
+        else:
+            schema = {
+                "type": "object",
+                "properties": {
+                    "request": {"type": "string", "description": "What to ask the agent."}
+                },
+                "required": ["request"],
+                "additionalProperties": False,
+            }
+        self.parameters_json_schema = schema
+        self.response_json_schema = {
+            "type": "object",
+            "properties": {"result": {"type": "string"}},
+            "required": ["result"],
+        }
+
+    async def run(
+        self, args: Mapping[str, Any] | str, ctx: ToolContext | None = None
+    ) -> dict[str, Any]:
+        from ._runner import Runner
+        from .sessions.memory import InMemorySessionService
+        from tooling import SimpleToolContext, ToolError
+
+        values = self.validated_arguments(args)
+        if self.agent.input_schema is not None:
+            try:
+                model = self.agent.input_schema.model_validate(values)
+            except Exception as exc:
+                raise ToolError(
+                    f"invalid arguments for agent {self.name}: {exc}", code="tool.invalid_arguments"
+                ) from None
+            message = model.model_dump_json()
+        else:
+            request = values.get("request")
+            if not isinstance(request, str) or set(values) - {"request"}:
+                raise ToolError(
+                    f"agent tool {self.name} takes one string argument 'request'",
+                    code="tool.invalid_arguments",
+                    details=[{"loc": ["request"], "msg": "Input should be a valid string", "type": "string_type"}],
+                )
+            message = request
+        if ctx is None:
+            ctx = SimpleToolContext(caller="user")
+
+        seed = {k: v for k, v in ctx.state.items() if not k.startswith("temp:")}
+        sessions = InMemorySessionService()
+        session = await sessions.create_session(app_name=f"agent-tool:{self.name}", user_id=ctx.user_id or "user", state=seed)
+        runner = Runner(self.agent, app_name=session.app_name, session_service=sessions)
+        final_text = ""
+        error: str | None = None
+        try:
+            async for event in runner.run_async(
+                user_id=session.user_id, session_id=session.id, new_message=message
+            ):
+                if event.error_code:
+                    error = f"{event.error_code}: {event.error_message}"
+                if event.content is not None and not event.partial and event.content.text:
+                    final_text = event.content.text
+        finally:
+            # The child's runner is only for this call: stop its worker threads (its
+            # toolsets stay open; the parent's runner closes them).
+            runner.pool.shutdown()
+        if error is not None and not final_text:
+            raise ToolError(f"agent {self.name} failed: {error}")
+        child = await sessions.get_session(app_name=session.app_name, user_id=session.user_id, session_id=session.id)
+        if child is not None:
+            for key, value in child.state.items():
+                if key.startswith("temp:"):
+                    continue
+                if key not in seed or seed[key] != value:
+                    ctx.state[key] = value
+        if self.skip_summarization:
+            ctx.actions.skip_summarization = True
+        return {"result": final_text}

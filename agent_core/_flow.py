@@ -1,0 +1,669 @@
+"""One invocation: model turns, tool dispatch, transfers, pauses and resumes.
+
+The loop: pick the active agent, ask its model with the session so far, store what it
+says; when it calls tools, dispatch the calls through a ``Scheduler`` and store one event
+with all the responses; repeat until a final answer, a pause (confirmation, credential,
+a pending long-running call) or an error. A model turn with calls is stored together with
+its responses, so a cancelled run never leaves calls without answers in the session.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+from collections.abc import AsyncGenerator, Coroutine, Sequence
+from typing import TYPE_CHECKING, Any
+
+from tooling import (
+    BaseTool,
+    Confirmation,
+    ReadonlyContext,
+    Scheduler,
+    ToolCall,
+    ToolContext,
+    ToolProgress,
+    ToolResponse,
+)
+from tooling._context import auth_config_key
+
+from ._agent import Agent
+from ._content import Content, FunctionCall, FunctionResponse, Part
+from ._events import Event, EventActions
+from ._ids import new_id
+from ._tool_context import InvocationToolContext
+from .models.base import LlmRequest, LlmResponse
+
+if TYPE_CHECKING:
+    from ._runner import RunConfig, Runner
+    from .sessions.base import Session
+
+__all__ = ["GENERATED_ID_PREFIX", "Invocation"]
+
+#: Ids the loop gives to calls that came without one; stripped before the model sees them.
+GENERATED_ID_PREFIX = "call-"
+REQUEST_CONFIRMATION = "request_confirmation"
+REQUEST_CREDENTIAL = "request_credential"
+_REQUESTS = (REQUEST_CONFIRMATION, REQUEST_CREDENTIAL)
+_log_name = "agent_core"
+
+
+class _Stop(Exception):
+    """Ends the invocation after the event that explains why was emitted."""
+
+
+class Invocation:
+    """Everything one ``run`` needs: the runner's services, the session, the config."""
+
+    def __init__(self, runner: Runner, session: Session, run_config: RunConfig) -> None:
+        self.runner = runner
+        self.session = session
+        self.config = run_config
+        self.id = new_id("inv")
+        self.model_calls = 0
+        self._tools: dict[str, dict[str, BaseTool]] = {}  # per agent, resolved once
+
+    # -- the loop ------------------------------------------------------------------------
+
+    async def run(self, message: Content) -> AsyncGenerator[Event, None]:
+        user_event = Event(author="user", content=message, invocation_id=self.id)
+        await self._store(user_event)
+        agent = self._active_agent()
+        try:
+            replies = [
+                p.function_response
+                for p in message.parts
+                if p.function_response is not None and p.function_response.name in _REQUESTS
+            ]
+            if replies:
+                agent, events = await self._resume(replies)
+                async for event in events:
+                    yield event
+                # The resumed calls' responses decide what comes next, as after any
+                # dispatch (skip_summarization, a transfer, escalate).
+                resumed_next = self._next_agent(agent)
+                if resumed_next is None:
+                    return
+                agent = resumed_next
+            while True:
+                async for event in self._turn(agent):
+                    yield event
+                next_agent = self._next_agent(agent)
+                if next_agent is None:
+                    return
+                agent = next_agent
+        except _Stop:
+            return
+        finally:
+            for key in [k for k in self.session.state if k.startswith("temp:")]:
+                del self.session.state[key]
+
+    def _active_agent(self) -> Agent:
+        """Who answers: the agent the conversation was last handed to, else the root."""
+        root = self.runner.agent
+        for event in reversed(self.session.events):
+            if event.author == "user":
+                continue
+            if event.actions.transfer_to_agent:
+                target = root.find_agent(event.actions.transfer_to_agent)
+                if target is not None:
+                    return target
+            author = root.find_agent(event.author)
+            if author is not None:
+                if event.actions.escalate and author.parent_agent is not None:
+                    return author.parent_agent
+                return author
+        return root
+
+    def _next_agent(self, agent: Agent) -> Agent | None:
+        """After a turn with tool responses: keep going, hand over, or stop (None)."""
+        last = self.session.events[-1] if self.session.events else None
+        if last is None or not last.get_function_responses() or last.author != agent.name:
+            return None
+        if last.actions.skip_summarization:
+            return None
+        if last.actions.transfer_to_agent:
+            target = self.runner.agent.find_agent(last.actions.transfer_to_agent)
+            return target if target is not None else None
+        if last.actions.escalate and agent.parent_agent is not None:
+            return agent.parent_agent
+        return agent
+
+    async def _turn(self, agent: Agent) -> AsyncGenerator[Event, None]:
+        """One model call and, if it calls tools, one dispatch."""
+        tools = await self._agent_tools(agent)
+        if isinstance(tools, Event):
+            yield await self._store(tools)
+            raise _Stop
+        callback_ctx = self._context(agent, "")
+        try:
+            instruction = agent.render_instruction(self.session.state)
+        except KeyError as exc:
+            yield await self._store(self._error(agent, "agent.instruction", str(exc.args[0])))
+            raise _Stop from None
+        request = LlmRequest(
+            model=agent.model.model,
+            contents=self._contents_for(agent),
+            system_instruction=instruction,
+            tools=tools,
+            config=agent.generate_content_config,
+            agent_name=agent.name,
+        )
+
+        response: LlmResponse | None = None
+        if agent.before_model_callback is not None:
+            response = await _maybe_await(agent.before_model_callback(callback_ctx, request))
+        if response is None:
+            if self.model_calls >= self.config.max_model_calls:
+                yield await self._store(
+                    self._error(
+                        agent,
+                        "agent.max_model_calls",
+                        f"stopped after {self.model_calls} model calls in one run "
+                        "(RunConfig.max_model_calls); the agent may be looping",
+                    )
+                )
+                raise _Stop
+            self.model_calls += 1
+            response = None
+            async for event_or_response in self._ask_model(agent, request):
+                if isinstance(event_or_response, Event):
+                    yield event_or_response
+                else:
+                    response = event_or_response
+            assert response is not None
+        if agent.after_model_callback is not None:
+            replaced = await _maybe_await(agent.after_model_callback(callback_ctx, response))
+            if replaced is not None:
+                response = replaced
+
+        if response.error_code is not None:
+            yield await self._store(
+                self._error(agent, response.error_code, response.error_message or "model error")
+            )
+            raise _Stop
+        content = response.content or Content(role="model", parts=[])
+        content.role = "model"
+        calls: list[FunctionCall] = []
+        for part in content.parts:
+            if part.function_call is not None:
+                if not part.function_call.id:
+                    part.function_call.id = new_id(GENERATED_ID_PREFIX.rstrip("-"))
+                calls.append(part.function_call)
+        model_event = Event(
+            author=agent.name,
+            content=content,
+            invocation_id=self.id,
+            actions=EventActions(state_delta=dict(callback_ctx.actions.state_delta)),
+            finish_reason=response.finish_reason,
+        )
+        long_running = {c.id for c in calls if c.id and getattr(tools.get(c.name), "long_running", False)}
+        if long_running:
+            model_event.long_running_tool_ids = long_running
+        if not calls:
+            if agent.output_key and content.text:
+                model_event.actions.state_delta[agent.output_key] = content.text
+            yield await self._store(model_event)
+            return
+        yield model_event
+        async for event in self._dispatch(agent, tools, calls, model_event):
+            yield event
+
+    # -- model -------------------------------------------------------------------------
+
+    async def _ask_model(
+        self, agent: Agent, request: LlmRequest
+    ) -> AsyncGenerator[Event | LlmResponse, None]:
+        stream = self.config.stream
+        final: LlmResponse | None = None
+        text_so_far: list[str] = []
+        try:
+            async for item in agent.model.generate_content_async(request, stream=stream):
+                if item.partial:
+                    if item.content is not None and item.content.text:
+                        text_so_far.append(item.content.text)
+                    yield Event(
+                        author=agent.name,
+                        content=item.content,
+                        invocation_id=self.id,
+                        partial=True,
+                    )
+                else:
+                    final = item
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            final = LlmResponse(error_code="model.failed", error_message=f"{type(exc).__name__}: {exc}")
+        if final is None:
+            if text_so_far:
+                final = LlmResponse(content=Content(role="model", parts=[Part.from_text("".join(text_so_far))]))
+            else:
+                final = LlmResponse(error_code="model.empty", error_message="the model returned nothing")
+        yield final
+
+    def _contents_for(self, agent: Agent) -> list[Content]:
+        """The session as this agent's model sees it."""
+        contents: list[Content] = []
+        for event in self.session.events:
+            if event.partial or event.progress is not None or event.content is None:
+                continue
+            if _is_request_traffic(event):
+                continue
+            if event.author in ("user", agent.name):
+                content = _without_generated_ids(event.content)
+            else:
+                content = _as_context(event)
+            if not content.parts:
+                continue
+            if contents and _responses_only(contents[-1]) and _responses_only(content):
+                contents[-1] = Content(role="user", parts=[*contents[-1].parts, *content.parts])
+            else:
+                contents.append(content)
+        return contents
+
+    # -- tools -------------------------------------------------------------------------
+
+    async def _agent_tools(self, agent: Agent) -> dict[str, BaseTool] | Event:
+        cached = self._tools.get(agent.name)
+        if cached is not None:
+            return cached
+        found: list[BaseTool] = [*agent.tools, *agent.builtin_tools()]
+        readonly = ReadonlyContext(
+            invocation_id=self.id,
+            agent_name=agent.name,
+            user_id=self.session.user_id,
+            session_id=self.session.id,
+            state=self.session.state,
+        )
+        for toolset in agent.toolsets:
+            try:
+                found.extend(await toolset.get_tools_with_prefix(readonly))
+            except Exception as exc:
+                return self._error(
+                    agent,
+                    "agent.toolset_failed",
+                    f"toolset {type(toolset).__name__} failed to list its tools: "
+                    f"{type(exc).__name__}: {exc}",
+                )
+        tools: dict[str, BaseTool] = {}
+        for t in found:
+            if t.name in tools:
+                return self._error(
+                    agent, "agent.duplicate_tool", f"two tools of agent {agent.name} are named {t.name!r}"
+                )
+            tools[t.name] = t
+        self._tools[agent.name] = tools
+        return tools
+
+    def _context(
+        self, agent: Agent, call_id: str, auth: dict[str, dict[str, Any]] | None = None
+    ) -> InvocationToolContext:
+        return InvocationToolContext(
+            app_name=self.session.app_name,
+            invocation_id=self.id,
+            agent_name=agent.name,
+            user_id=self.session.user_id,
+            session_id=self.session.id,
+            state=dict(self.session.state),
+            artifact_service=self.runner.artifact_service,
+            memory_service=self.runner.memory_service,
+            function_call_id=call_id,
+            auth_responses=auth,
+        )
+
+    async def _dispatch(
+        self,
+        agent: Agent,
+        tools: dict[str, BaseTool],
+        calls: Sequence[FunctionCall],
+        model_event: Event | None,
+        confirmations: dict[str, Confirmation] | None = None,
+        auth: dict[str, dict[str, Any]] | None = None,
+    ) -> AsyncGenerator[Event, None]:
+        """Run ``calls``; store ``model_event`` (if any) with the response event."""
+        config = self.config
+        scheduler = Scheduler(
+            tools.values(),
+            strategy=agent.tool_strategy,
+            max_concurrency=config.max_concurrency,
+            timeout=config.tool_timeout,
+            expose_errors=config.expose_errors,
+        )
+        scheduler._pool = self.runner.pool
+        if agent.before_tool_callback is not None or agent.after_tool_callback is not None:
+            scheduler.hooks = _ToolCallbacks(agent)
+        contexts: dict[str, InvocationToolContext] = {}
+
+        def make_context(call: ToolCall) -> ToolContext:
+            ctx = self._context(agent, call.id, auth)
+            contexts.setdefault(call.id, ctx)
+            return ctx
+
+        tool_calls = [ToolCall(id=c.id or "", name=c.name, args=c.args) for c in calls]
+        async with scheduler.stream(
+            tool_calls,
+            context_factory=make_context,
+            confirmations=confirmations,
+            granted_scopes=config.granted_scopes,
+        ) as items:
+            async for item in items:
+                if isinstance(item, ToolProgress):
+                    yield Event(author=agent.name, invocation_id=self.id, progress=item, partial=True)
+                elif not item.final:
+                    yield Event(
+                        author=agent.name,
+                        invocation_id=self.id,
+                        content=Content(role="user", parts=[_response_part(item, will_continue=True)]),
+                        partial=True,
+                    )
+            finals = items.responses
+
+        answered: list[Part] = []
+        actions = EventActions()
+        pending: list[tuple[ToolCall, ToolResponse]] = []
+        deferred: list[ToolCall] = []
+        waiting_long: set[str] = set()
+        for call, final in zip(tool_calls, finals, strict=True):
+            code = final.error.code if final.error is not None else None
+            if code == "tool.confirmation_required":
+                pending.append((call, final))
+                continue
+            if code == "tool.deferred":
+                deferred.append(call)
+                continue
+            tool = tools.get(call.name)
+            if (
+                tool is not None
+                and tool.long_running
+                and final.error is None
+                and final.response == {"result": None}
+            ):
+                waiting_long.add(call.id)
+                continue
+            answered.append(_response_part(final))
+            ctx = contexts.get(call.id)
+            if ctx is not None:
+                _merge_actions(actions, ctx)
+
+        events: list[Event] = []
+        if model_event is not None:
+            events.append(model_event)
+        if answered:
+            response_event = Event(
+                author=agent.name,
+                invocation_id=self.id,
+                content=Content(role="user", parts=answered),
+                actions=actions,
+            )
+            if actions.transfer_to_agent and self.runner.agent.find_agent(actions.transfer_to_agent) is None:
+                target = actions.transfer_to_agent
+                actions.transfer_to_agent = None
+                events.append(response_event)
+                events.append(
+                    self._error(agent, "agent.unknown_agent", f"there is no agent named {target!r} to transfer to")
+                )
+            else:
+                events.append(response_event)
+        if pending:
+            events.append(self._request_event(agent, pending, deferred))
+        # Calls and their answers are stored together: a cancelled run leaves nothing half-done.
+        await _finish_even_if_cancelled(self._store_all(events))
+        for event in events[1 if model_event is not None else 0 :]:
+            yield event
+        if events and events[-1].error_code is not None:
+            raise _Stop
+        if pending or (waiting_long and not answered):
+            raise _Stop
+        if waiting_long:
+            # Some calls answered, others wait for a result the user will send: let the
+            # model speak about what it has, then stop.
+            return
+
+    def _request_event(
+        self, agent: Agent, pending: list[tuple[ToolCall, ToolResponse]], deferred: list[ToolCall]
+    ) -> Event:
+        """The event asking the user to confirm (or authorize) the pending calls."""
+        parts: list[Part] = []
+        actions = EventActions()
+        for i, (call, final) in enumerate(pending):
+            original = {"id": call.id, "name": call.name, "args": call.args}
+            later = [{"id": c.id, "name": c.name, "args": c.args} for c in deferred] if i == 0 else []
+            body = final.response
+            if body.get("status") == "credential_required":
+                name = REQUEST_CREDENTIAL
+                args: dict[str, Any] = {
+                    "originalFunctionCall": original,
+                    "authConfig": body["credential"]["auth_config"],
+                    "deferredCalls": later,
+                }
+                actions.requested_auth_configs[call.id] = body["credential"]["auth_config"]
+            else:
+                name = REQUEST_CONFIRMATION
+                args = {
+                    "originalFunctionCall": original,
+                    "toolConfirmation": body["confirmation"],
+                    "deferredCalls": later,
+                }
+                actions.requested_tool_confirmations[call.id] = body["confirmation"]
+            parts.append(Part.from_function_call(name, args, id=new_id("req")))
+        return Event(
+            author=agent.name,
+            invocation_id=self.id,
+            content=Content(role="model", parts=parts),
+            actions=actions,
+            long_running_tool_ids={p.function_call.id for p in parts if p.function_call and p.function_call.id},
+        )
+
+    async def _resume(
+        self, replies: list[FunctionResponse]
+    ) -> tuple[Agent, AsyncGenerator[Event, None]]:
+        """The user answered confirmation or credential requests: run the held calls."""
+        requests: dict[str, tuple[Event, FunctionCall]] = {}
+        where: dict[str, int] = {}  # request id -> index of its event in the session
+        answered: dict[str, int] = {}  # call id -> index of its last response's event
+        for index, event in enumerate(self.session.events):
+            for call in event.get_function_calls():
+                if call.name in _REQUESTS and call.id:
+                    requests[call.id] = (event, call)
+                    where[call.id] = index
+            for response in event.get_function_responses():
+                if response.id:
+                    answered[response.id] = index
+        agent = self.runner.agent
+        calls: list[FunctionCall] = []
+        confirmations: dict[str, Confirmation] = {}
+        auth: dict[str, dict[str, Any]] = {}
+        for reply in replies:
+            found = requests.get(reply.id or "")
+            if found is None or answered.get(
+                found[1].args["originalFunctionCall"]["id"], -1
+            ) > where[reply.id or ""]:
+                # A request whose call has its response is not pending any more: replaying
+                # the answer must not run the held calls a second time.
+                event = self._error(
+                    agent,
+                    "agent.unknown_request" if found is None else "agent.request_answered",
+                    f"no pending request has id {reply.id!r}"
+                    if found is None
+                    else f"request {reply.id!r} was already answered",
+                )
+
+                async def fail(e: Event = event) -> AsyncGenerator[Event, None]:
+                    yield await self._store(e)
+                    raise _Stop
+
+                return agent, fail()
+            event, request = found
+            agent = self.runner.agent.find_agent(event.author) or agent
+            original = request.args["originalFunctionCall"]
+            held = [original, *request.args.get("deferredCalls", [])]
+            for item in held:
+                if all(c.id != item["id"] for c in calls):
+                    calls.append(FunctionCall(id=item["id"], name=item["name"], args=dict(item["args"])))
+            if request.name == REQUEST_CONFIRMATION:
+                confirmations[original["id"]] = Confirmation(
+                    confirmed=bool(reply.response.get("confirmed", False)),
+                    fingerprint=request.args["toolConfirmation"]["fingerprint"],
+                    payload=reply.response.get("payload"),
+                )
+            else:
+                auth[auth_config_key(request.args["authConfig"])] = dict(reply.response)
+        resumed_agent = agent
+
+        async def run_held() -> AsyncGenerator[Event, None]:
+            tools = await self._agent_tools(resumed_agent)
+            if isinstance(tools, Event):
+                yield await self._store(tools)
+                raise _Stop
+            async for e in self._dispatch(resumed_agent, tools, calls, None, confirmations, auth):
+                yield e
+
+        return resumed_agent, run_held()
+
+    # -- storing -------------------------------------------------------------------------
+
+    async def _store(self, event: Event) -> Event:
+        if not event.partial:
+            await self.runner.session_service.append_event(self.session, event)
+        return event
+
+    async def _store_all(self, events: list[Event]) -> None:
+        for event in events:
+            await self._store(event)
+
+    def _error(self, agent: Agent, code: str, message: str) -> Event:
+        return Event(author=agent.name, invocation_id=self.id, error_code=code, error_message=message)
+
+
+class _ToolCallbacks:
+    """An agent's before/after tool callbacks, as the scheduler's hooks."""
+
+    def __init__(self, agent: Agent) -> None:
+        self.agent = agent
+
+    async def before(self, tool: BaseTool, call: ToolCall, ctx: ToolContext) -> dict[str, Any] | None:
+        callback = self.agent.before_tool_callback
+        if callback is None:
+            return None
+        replaced: dict[str, Any] | None = await _maybe_await(
+            callback(tool, tool.validated_arguments(call.args), ctx)
+        )
+        return replaced
+
+    async def after(
+        self, tool: BaseTool, call: ToolCall, ctx: ToolContext, response: dict[str, Any]
+    ) -> dict[str, Any] | None:
+        callback = self.agent.after_tool_callback
+        if callback is None:
+            return None
+        replaced: dict[str, Any] | None = await _maybe_await(
+            callback(tool, tool.validated_arguments(call.args), ctx, response)
+        )
+        return replaced
+
+
+async def _finish_even_if_cancelled(work: Coroutine[Any, Any, None]) -> None:
+    """Run ``work`` to its end even when the caller is cancelled meanwhile, then re-raise.
+
+    The cancelled run must not release its session (the runner's lock) while its last
+    events are still being stored: a run started next would interleave with them.
+    """
+    task = asyncio.ensure_future(work)
+    try:
+        await asyncio.shield(task)
+    except asyncio.CancelledError:
+        while not task.done():
+            try:
+                await asyncio.shield(task)
+            except asyncio.CancelledError:
+                continue
+        raise
+
+
+async def _maybe_await(value: Any) -> Any:
+    return await value if inspect.isawaitable(value) else value
+
+
+def _response_part(final: ToolResponse, *, will_continue: bool | None = None) -> Part:
+    parts = [
+        Part(inline_data=p) if hasattr(p, "data") else Part(file_data=p)  # type: ignore[arg-type]
+        for p in final.parts
+    ]
+    return Part(
+        function_response=FunctionResponse(
+            id=final.id or None,
+            name=final.name,
+            response=final.response,
+            will_continue=will_continue,
+            parts=parts or None,
+        )
+    )
+
+
+def _merge_actions(into: EventActions, ctx: ToolContext) -> None:
+    done = ctx.actions
+    into.state_delta.update(done.state_delta)
+    into.artifact_delta.update(done.artifact_delta)
+    into.skip_summarization = into.skip_summarization or done.skip_summarization
+    into.escalate = into.escalate or done.escalate
+    if done.transfer_to_agent:
+        into.transfer_to_agent = done.transfer_to_agent
+
+
+def _is_request_traffic(event: Event) -> bool:
+    """Confirmation/credential requests and the user's answers: between user and loop only."""
+    if event.content is None:
+        return False
+    names = [p.function_call.name for p in event.content.parts if p.function_call is not None]
+    names += [p.function_response.name for p in event.content.parts if p.function_response is not None]
+    return bool(names) and all(n in _REQUESTS for n in names)
+
+
+def _responses_only(content: Content) -> bool:
+    return bool(content.parts) and all(p.function_response is not None for p in content.parts)
+
+
+def _without_generated_ids(content: Content) -> Content:
+    parts = []
+    for part in content.parts:
+        call, response = part.function_call, part.function_response
+        if call is not None and call.id and call.id.startswith(GENERATED_ID_PREFIX):
+            part = Part(function_call=FunctionCall(id=None, name=call.name, args=call.args))
+        elif response is not None and response.id and response.id.startswith(GENERATED_ID_PREFIX):
+            part = Part(
+                function_response=FunctionResponse(
+                    id=None,
+                    name=response.name,
+                    response=response.response,
+                    will_continue=response.will_continue,
+                    parts=response.parts,
+                )
+            )
+        parts.append(part)
+    return Content(role=content.role, parts=parts)
+
+
+def _as_context(event: Event) -> Content:
+    """Another agent's turn, told to this agent as context in the user's voice."""
+    assert event.content is not None
+    parts = []
+    for part in event.content.parts:
+        if part.text and not part.thought:
+            parts.append(Part.from_text(f"For context: [{event.author}] said: {part.text}"))
+        elif part.function_call is not None:
+            args = json.dumps(part.function_call.args, default=str)
+            parts.append(
+                Part.from_text(
+                    f"For context: [{event.author}] called tool `{part.function_call.name}` "
+                    f"with arguments: {args}"
+                )
+            )
+        elif part.function_response is not None:
+            body = json.dumps(part.function_response.response, default=str)
+            parts.append(
+                Part.from_text(
+                    f"For context: [{event.author}] tool `{part.function_response.name}` "
+                    f"returned: {body}"
+                )
+            )
+    return Content(role="user", parts=parts)

@@ -1,0 +1,265 @@
+"""``Runner``: runs an agent on a session and yields the events it produces."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import queue
+import threading
+from collections.abc import AsyncGenerator, Iterator
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Any
+
+from tooling import BaseToolset
+from tooling._threads import WorkerPool
+
+from ._agent import Agent, AgentTool
+from ._content import Content, Part
+from ._events import Event
+from ._flow import Invocation
+from .services.base import BaseArtifactService, BaseMemoryService
+from .sessions.base import BaseSessionService
+
+__all__ = ["RunConfig", "Runner"]
+
+logger = logging.getLogger("agent_core")
+
+
+@dataclass(frozen=True, slots=True)
+class RunConfig:
+    """Settings of one run.
+
+    ``max_model_calls`` ends a runaway loop with an error event; ``tool_timeout``,
+    ``max_concurrency``, ``expose_errors`` and ``granted_scopes`` go to the scheduler;
+    ``stream=True`` yields partial text events from a streaming model (only the
+    aggregated event is stored).
+    """
+
+    max_model_calls: int = 25
+    tool_timeout: float | None = None
+    max_concurrency: int | None = None
+    expose_errors: bool = False
+    granted_scopes: frozenset[str] = frozenset()
+    stream: bool = False
+
+
+class _SessionLocks:
+    """One lock per session, usable from any event loop or thread: two runs on one
+    session in one process take turns."""
+
+    def __init__(self) -> None:
+        self._guard = threading.Lock()
+        self._locks: dict[tuple[str, str, str], threading.Lock] = {}
+
+    def get(self, key: tuple[str, str, str]) -> threading.Lock:
+        with self._guard:
+            return self._locks.setdefault(key, threading.Lock())
+
+
+_LOCKS = _SessionLocks()
+_DONE = object()
+
+
+class Runner:
+    """Runs ``agent`` for an app: sessions, artifacts and memory, in memory by default.
+
+    Use :meth:`run_async` in async code, :meth:`run` elsewhere (it drives its own event
+    loop on a worker thread, so it works inside a running loop too). Closing the runner
+    (``close``/``aclose`` or leaving a ``with`` block) closes every toolset.
+    """
+
+    def __init__(
+        self,
+        agent: Agent,
+        *,
+        app_name: str,
+        session_service: BaseSessionService | None = None,
+        artifact_service: BaseArtifactService | None = None,
+        memory_service: BaseMemoryService | None = None,
+    ) -> None:
+        from .services.artifacts import InMemoryArtifactService
+        from .sessions.memory import InMemorySessionService
+
+        self.agent = agent
+        self.app_name = app_name
+        self.session_service = session_service or InMemorySessionService()
+        self.artifact_service = artifact_service or InMemoryArtifactService()
+        self.memory_service = memory_service
+        self.pool = WorkerPool(64, name=f"agent-{agent.name}")
+        self._closed = False
+
+    async def run_async(
+        self,
+        *,
+        user_id: str,
+        session_id: str,
+        new_message: str | Content,
+        run_config: RunConfig | None = None,
+    ) -> AsyncGenerator[Event, None]:
+        """Run the agent on ``new_message``; yield the events the agents produce.
+
+        The user's message is stored, not yielded. A missing session is created. Model
+        and tool failures arrive as error events, not exceptions.
+        """
+        message = (
+            Content(role="user", parts=[Part.from_text(new_message)])
+            if isinstance(new_message, str)
+            else new_message
+        )
+        lock = _LOCKS.get((self.app_name, user_id, session_id))
+        while not lock.acquire(blocking=False):
+            await asyncio.sleep(0.005)
+        try:
+            session = await self.session_service.get_session(
+                app_name=self.app_name, user_id=user_id, session_id=session_id
+            )
+            if session is None:
+                session = await self.session_service.create_session(
+                    app_name=self.app_name, user_id=user_id, session_id=session_id
+                )
+            invocation = Invocation(self, session, run_config or RunConfig())
+            events = invocation.run(message)
+            try:
+                async for event in events:
+                    logger.debug(
+                        "invocation %s: %s event from %s", invocation.id, _kind(event), event.author
+                    )
+                    yield event
+            finally:
+                await events.aclose()
+        finally:
+            lock.release()
+
+    def run(
+        self,
+        *,
+        user_id: str,
+        session_id: str,
+        new_message: str | Content,
+        run_config: RunConfig | None = None,
+    ) -> Iterator[Event]:
+        """The sync form of :meth:`run_async`; closing the generator cancels the run."""
+        items: queue.Queue[Any] = queue.Queue()
+        started = threading.Event()
+        box: dict[str, Any] = {}
+
+        async def produce() -> None:
+            try:
+                async for event in self.run_async(
+                    user_id=user_id,
+                    session_id=session_id,
+                    new_message=new_message,
+                    run_config=run_config,
+                ):
+                    items.put(event)
+            except BaseException as exc:  # handed to the consuming thread
+                items.put(_Failure(exc))
+            finally:
+                items.put(_DONE)
+
+        def drive() -> None:
+            loop = asyncio.new_event_loop()
+            box["loop"] = loop
+            box["task"] = loop.create_task(produce())
+            started.set()
+            try:
+                loop.run_until_complete(box["task"])
+            finally:
+                loop.run_until_complete(loop.shutdown_asyncgens())
+                loop.close()
+
+        thread = threading.Thread(target=drive, name="agent-core-run", daemon=True)
+        thread.start()
+        started.wait()
+        finished = False
+        try:
+            while True:
+                item = items.get()
+                if item is _DONE:
+                    finished = True
+                    return
+                if isinstance(item, _Failure):
+                    if isinstance(item.exc, asyncio.CancelledError):
+                        finished = True
+                        return
+                    raise item.exc
+                yield item
+        finally:
+            if not finished:
+                loop, task = box["loop"], box["task"]
+                loop.call_soon_threadsafe(task.cancel)
+            thread.join()
+
+    # -- closing -------------------------------------------------------------------------
+
+    def toolsets(self) -> list[BaseToolset]:
+        """Every toolset of every agent in the tree, agents behind ``AgentTool``s included."""
+        found: list[BaseToolset] = []
+        seen: set[int] = set()
+        pending = [self.agent]
+        while pending:
+            for agent in pending.pop().walk():
+                if id(agent) in seen:
+                    continue
+                seen.add(id(agent))
+                found.extend(t for t in agent.toolsets if all(t is not f for f in found))
+                pending.extend(t.agent for t in agent.tools if isinstance(t, AgentTool))
+        return found
+
+    async def aclose(self) -> None:
+        """Close every toolset (once) and stop idle worker threads."""
+        if self._closed:
+            return
+        self._closed = True
+        for toolset in self.toolsets():
+            try:
+                await toolset.close()
+            except Exception:
+                logger.exception("closing toolset %s failed", type(toolset).__name__)
+        self.pool.shutdown()
+
+    def close(self) -> None:
+        """:meth:`aclose` from sync code (on a worker thread with its own loop)."""
+        thread = threading.Thread(target=lambda: asyncio.run(self.aclose()), daemon=True)
+        thread.start()
+        thread.join()
+
+    async def __aenter__(self) -> Runner:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    def __enter__(self) -> Runner:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+class _Failure:
+    def __init__(self, exc: BaseException) -> None:
+        self.exc = exc
+
+
+def _kind(event: Event) -> str:
+    if event.progress is not None:
+        return "progress"
+    if event.error_code:
+        return "error"
+    if event.get_function_calls():
+        return "call"
+    if event.get_function_responses():
+        return "response"
+    return "partial" if event.partial else "text"

@@ -1,0 +1,70 @@
+"""``BaseLlm`` and what goes in and out of a model call."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import AsyncGenerator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from .._content import Content
+
+if TYPE_CHECKING:
+    from tooling import BaseTool
+
+__all__ = ["BaseLlm", "LlmRequest", "LlmResponse"]
+
+
+@dataclass(slots=True)
+class LlmRequest:
+    """One model turn's input.
+
+    ``contents`` is the conversation so far (no partial or progress events);
+    ``tools`` maps each name to the ``BaseTool`` offered this turn; ``config`` carries
+    generation settings (``Agent.generate_content_config``), passed through as given.
+    ``agent_name`` names the agent asking (a multi-agent ``ScriptedModel`` script keys
+    its turns by it).
+    """
+
+    model: str
+    contents: list[Content] = field(default_factory=list)
+    system_instruction: str = ""
+    tools: dict[str, BaseTool] = field(default_factory=dict)
+    config: Any = None
+    agent_name: str = ""
+
+
+@dataclass(slots=True)
+class LlmResponse:
+    """One model output: content, or an error.
+
+    ``partial`` marks a streamed piece (its text is also in the final, aggregated
+    response). ``error_code``/``error_message`` report a failed call.
+    """
+
+    content: Content | None = None
+    partial: bool = False
+    error_code: str | None = None
+    error_message: str | None = None
+    finish_reason: str | None = None
+
+
+class BaseLlm(ABC):
+    """A language model the agent loop can ask.
+
+    Subclasses implement :meth:`generate_content_async`: an async generator of
+    ``LlmResponse``; one item when ``stream`` is false, partial items then a final one
+    when it is true.
+    """
+
+    def __init__(self, model: str) -> None:
+        self.model = model
+
+    @abstractmethod
+    def generate_content_async(
+        self, llm_request: LlmRequest, stream: bool = False
+    ) -> AsyncGenerator[LlmResponse, None]:
+        """Ask the model; yield its response(s)."""
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.model!r})"

@@ -1,0 +1,1 @@
+"""Artifact and memory services."""

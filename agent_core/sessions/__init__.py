@@ -1,0 +1,1 @@
+"""Session services: in memory and SQLite."""

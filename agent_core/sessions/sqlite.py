@@ -1,0 +1,354 @@
+"""``SqliteSessionService``: sessions, events and state persisted in a SQLite file."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
+
+from .._events import Event
+from .._ids import new_id, now
+from .._sqlite import DEFAULT_BUSY_TIMEOUT, SqliteDatabase, dump_json
+from .base import BaseSessionService, Session
+from .state import TEMP_PREFIX, merge_state, split_delta, without_temp
+
+if TYPE_CHECKING:
+    import sqlite3
+
+__all__ = ["SqliteSessionService"]
+
+# State is stored key by key, so that a delta merges key by key: the last committed
+# write of a key wins and writes of different keys never overwrite each other. App and
+# user keys are stored without their prefix. Values and events are JSON text.
+_SCHEMA = (
+    """CREATE TABLE IF NOT EXISTS sessions (
+        app_name TEXT NOT NULL,
+        user_id TEXT NOT NULL,
+        id TEXT NOT NULL,
+        create_time REAL NOT NULL,
+        update_time REAL NOT NULL,
+        PRIMARY KEY (app_name, user_id, id)
+    )""",
+    """CREATE TABLE IF NOT EXISTS events (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        app_name TEXT NOT NULL,
+        user_id TEXT NOT NULL,
+        session_id TEXT NOT NULL,
+        id TEXT NOT NULL,
+        timestamp REAL NOT NULL,
+        data TEXT NOT NULL
+    )""",
+    """CREATE INDEX IF NOT EXISTS events_by_session
+        ON events (app_name, user_id, session_id, seq)""",
+    """CREATE TABLE IF NOT EXISTS session_state (
+        app_name TEXT NOT NULL,
+        user_id TEXT NOT NULL,
+        session_id TEXT NOT NULL,
+        key TEXT NOT NULL,
+        value TEXT NOT NULL,
+        PRIMARY KEY (app_name, user_id, session_id, key)
+    )""",
+    """CREATE TABLE IF NOT EXISTS user_state (
+        app_name TEXT NOT NULL,
+        user_id TEXT NOT NULL,
+        key TEXT NOT NULL,
+        value TEXT NOT NULL,
+        PRIMARY KEY (app_name, user_id, key)
+    )""",
+    """CREATE TABLE IF NOT EXISTS app_state (
+        app_name TEXT NOT NULL,
+        key TEXT NOT NULL,
+        value TEXT NOT NULL,
+        PRIMARY KEY (app_name, key)
+    )""",
+)
+
+_UPSERT_APP = """INSERT INTO app_state (app_name, key, value) VALUES (?, ?, ?)
+    ON CONFLICT (app_name, key) DO UPDATE SET value = excluded.value"""
+_UPSERT_USER = """INSERT INTO user_state (app_name, user_id, key, value) VALUES (?, ?, ?, ?)
+    ON CONFLICT (app_name, user_id, key) DO UPDATE SET value = excluded.value"""
+_UPSERT_SESSION = """INSERT INTO session_state (app_name, user_id, session_id, key, value)
+    VALUES (?, ?, ?, ?, ?)
+    ON CONFLICT (app_name, user_id, session_id, key) DO UPDATE SET value = excluded.value"""
+
+
+class _EncodedDelta:
+    """A state delta split by scope, its values already JSON text (encoded off the lock)."""
+
+    __slots__ = ("app", "session", "user")
+
+    def __init__(self, delta: dict[str, Any]) -> None:
+        scoped = split_delta(delta)
+        self.app = [(k, dump_json(v, f"state value app:{k}")) for k, v in scoped.app.items()]
+        self.user = [(k, dump_json(v, f"state value user:{k}")) for k, v in scoped.user.items()]
+        self.session = [(k, dump_json(v, f"state value {k}")) for k, v in scoped.session.items()]
+
+    def write(self, conn: sqlite3.Connection, app_name: str, user_id: str, session_id: str) -> None:
+        if self.app:
+            conn.executemany(_UPSERT_APP, [(app_name, k, v) for k, v in self.app])
+        if self.user:
+            conn.executemany(_UPSERT_USER, [(app_name, user_id, k, v) for k, v in self.user])
+        if self.session:
+            conn.executemany(
+                _UPSERT_SESSION, [(app_name, user_id, session_id, k, v) for k, v in self.session]
+            )
+
+
+def _decode(rows: Iterable[tuple[str, str]]) -> dict[str, Any]:
+    return {key: json.loads(value) for key, value in rows}
+
+
+def _shared_state(
+    conn: sqlite3.Connection, app_name: str, user_id: str
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    app = _decode(conn.execute("SELECT key, value FROM app_state WHERE app_name = ?", (app_name,)))
+    user = _decode(
+        conn.execute(
+            "SELECT key, value FROM user_state WHERE app_name = ? AND user_id = ?",
+            (app_name, user_id),
+        )
+    )
+    return app, user
+
+
+class SqliteSessionService(BaseSessionService):
+    """Sessions, events and state in a SQLite database file (stdlib ``sqlite3``).
+
+    Several services, in this process or others, may use one file at once: the database
+    runs in WAL mode, every write is a ``BEGIN IMMEDIATE`` transaction that waits up to
+    ``busy_timeout`` seconds for another writer, and appending an event stores the event
+    and its state delta in one transaction, so no event is lost and state merges key by
+    key (the last committed write of a key wins). Events keep the order they were
+    committed in. ``temp:`` keys and partial events are never stored.
+
+    All database work runs on one thread dedicated to this service (the connection lives
+    there), never on the event loop. Values in state must be JSON-serializable (a tuple
+    comes back as a list); events are stored as ``Event.to_dict()`` JSON.
+
+    Close it with :meth:`close` or :meth:`aclose`, or use it as a (sync or async)
+    context manager. ``path`` may be ``":memory:"`` for a private, unshared database.
+    """
+
+    def __init__(
+        self, path: str | os.PathLike[str], *, busy_timeout: float = DEFAULT_BUSY_TIMEOUT
+    ) -> None:
+        self._db = SqliteDatabase(
+            path, _SCHEMA, busy_timeout=busy_timeout, thread_name="agent_core-sessions"
+        )
+
+    @property
+    def path(self) -> str:
+        """The database file."""
+        return self._db.path
+
+    # -- lifecycle ------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Finish pending work and close the database (blocks; idempotent)."""
+        self._db.close()
+
+    async def aclose(self) -> None:
+        """Finish pending work and close the database without blocking the event loop."""
+        await self._db.aclose()
+
+    def __enter__(self) -> SqliteSessionService:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    async def __aenter__(self) -> SqliteSessionService:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    # -- the interface --------------------------------------------------------------------
+
+    async def create_session(
+        self,
+        *,
+        app_name: str,
+        user_id: str,
+        session_id: str | None = None,
+        state: dict[str, Any] | None = None,
+    ) -> Session:
+        """Create a session; ``state`` is scoped by prefix like any delta.
+
+        ``temp:`` keys of ``state`` appear in the returned session only. A ``session_id``
+        already used by this user of the app raises ``ValueError``.
+        """
+        sid = session_id if session_id is not None else new_id("s")
+        initial = dict(state or {})
+        encoded = _EncodedDelta(without_temp(initial))
+        created_at = now()
+
+        def work(conn: sqlite3.Connection) -> Session:
+            import sqlite3  # loaded by now: the connection exists
+
+            try:
+                conn.execute(
+                    "INSERT INTO sessions (app_name, user_id, id, create_time, update_time)"
+                    " VALUES (?, ?, ?, ?, ?)",
+                    (app_name, user_id, sid, created_at, created_at),
+                )
+            except sqlite3.IntegrityError:
+                raise ValueError(
+                    f"session {sid!r} already exists for user {user_id!r} of app {app_name!r}"
+                ) from None
+            encoded.write(conn, app_name, user_id, sid)
+            app, user = _shared_state(conn, app_name, user_id)
+            own = {k: json.loads(v) for k, v in encoded.session}
+            return Session(
+                id=sid,
+                app_name=app_name,
+                user_id=user_id,
+                state=merge_state(app, user, own),
+                last_update_time=created_at,
+            )
+
+        session = await self._db.write(work)
+        session.state.update((k, v) for k, v in initial.items() if k.startswith(TEMP_PREFIX))
+        return session
+
+    async def get_session(self, *, app_name: str, user_id: str, session_id: str) -> Session | None:
+        """The session with its events (in commit order) and merged state, or None."""
+
+        def work(conn: sqlite3.Connection) -> Session | None:
+            row = conn.execute(
+                "SELECT update_time FROM sessions WHERE app_name = ? AND user_id = ? AND id = ?",
+                (app_name, user_id, session_id),
+            ).fetchone()
+            if row is None:
+                return None
+            key = (app_name, user_id, session_id)
+            own = _decode(
+                conn.execute(
+                    "SELECT key, value FROM session_state"
+                    " WHERE app_name = ? AND user_id = ? AND session_id = ?",
+                    key,
+                )
+            )
+            app, user = _shared_state(conn, app_name, user_id)
+            events = [
+                Event.from_dict(json.loads(data))
+                for (data,) in conn.execute(
+                    "SELECT data FROM events"
+                    " WHERE app_name = ? AND user_id = ? AND session_id = ? ORDER BY seq",
+                    key,
+                )
+            ]
+            return Session(
+                id=session_id,
+                app_name=app_name,
+                user_id=user_id,
+                state=merge_state(app, user, own),
+                events=events,
+                last_update_time=float(row[0]),
+            )
+
+        return await self._db.read(work)
+
+    async def list_sessions(self, *, app_name: str, user_id: str) -> list[Session]:
+        """The user's sessions of the app in creation order, with merged state, no events."""
+
+        def work(conn: sqlite3.Connection) -> list[Session]:
+            rows = conn.execute(
+                "SELECT id, update_time FROM sessions WHERE app_name = ? AND user_id = ?"
+                " ORDER BY create_time, rowid",
+                (app_name, user_id),
+            ).fetchall()
+            own: dict[str, dict[str, Any]] = {}
+            for sid, key, value in conn.execute(
+                "SELECT session_id, key, value FROM session_state"
+                " WHERE app_name = ? AND user_id = ?",
+                (app_name, user_id),
+            ):
+                own.setdefault(sid, {})[key] = json.loads(value)
+            app, user = _shared_state(conn, app_name, user_id)
+            return [
+                Session(
+                    id=sid,
+                    app_name=app_name,
+                    user_id=user_id,
+                    state=merge_state(app, user, own.get(sid, {})),
+                    last_update_time=float(update_time),
+                )
+                for sid, update_time in rows
+            ]
+
+        return await self._db.read(work)
+
+    async def delete_session(self, *, app_name: str, user_id: str, session_id: str) -> None:
+        """Delete a session, its events and its own state (no error if it does not exist)."""
+
+        def work(conn: sqlite3.Connection) -> None:
+            key = (app_name, user_id, session_id)
+            where = " WHERE app_name = ? AND user_id = ? AND session_id = ?"
+            conn.execute("DELETE FROM events" + where, key)
+            conn.execute("DELETE FROM session_state" + where, key)
+            conn.execute("DELETE FROM sessions WHERE app_name = ? AND user_id = ? AND id = ?", key)
+
+        await self._db.write(work)
+
+    async def append_event(self, session: Session, event: Event) -> Event:
+        """Store ``event`` and its state delta in one transaction.
+
+        A partial event is returned as is. Otherwise the transaction inserts the event,
+        upserts each key of the delta into its scope's table and bumps the session's
+        update time; it reads nothing else, so events other writers appended meanwhile
+        are kept, not overwritten. Then the full delta (``temp:`` keys included) is
+        applied to ``session.state``, ``event`` is appended to ``session.events`` and
+        ``event.actions.state_delta`` is replaced by a new dict without the ``temp:``
+        keys, as stored. Appending to a session that does not exist raises
+        ``ValueError`` and stores nothing; a state value that is not JSON-serializable
+        raises ``TypeError`` and stores nothing.
+        """
+        if event.partial:
+            return event
+        delta = event.actions.state_delta
+        stored_delta = without_temp(delta)
+        encoded = _EncodedDelta(stored_delta)
+        event.actions.state_delta = stored_delta
+        try:
+            data = event.to_json()
+        finally:
+            event.actions.state_delta = delta
+        app_name, user_id, sid = session.app_name, session.user_id, session.id
+
+        def work(conn: sqlite3.Connection) -> None:
+            updated = conn.execute(
+                "UPDATE sessions SET update_time = max(update_time, ?)"
+                " WHERE app_name = ? AND user_id = ? AND id = ?",
+                (event.timestamp, app_name, user_id, sid),
+            )
+            if updated.rowcount == 0:
+                raise ValueError(
+                    f"session {sid!r} of user {user_id!r} of app {app_name!r} does not exist"
+                )
+            conn.execute(
+                "INSERT INTO events (app_name, user_id, session_id, id, timestamp, data)"
+                " VALUES (?, ?, ?, ?, ?, ?)",
+                (app_name, user_id, sid, event.id, event.timestamp, data),
+            )
+            encoded.write(conn, app_name, user_id, sid)
+
+        await self._db.write(work)
+        if len(stored_delta) != len(delta):
+            event.actions.state_delta = stored_delta
+        session.state.update(delta)
+        session.events.append(event)
+        session.last_update_time = max(session.last_update_time, event.timestamp)
+        return event

@@ -1,0 +1,319 @@
+"""ScriptedModel: turn forms, JSON scripts (single and multi-agent), recorded requests,
+running out of turns, and streaming."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agent_core._content import Content, FunctionCall, Part
+from agent_core.models.base import LlmRequest, LlmResponse
+from agent_core.models.scripted import ScriptedModel, ScriptExhausted
+from tooling import Blob, tool
+
+
+@tool
+def is_even(number: int) -> bool:
+    """Tell whether a number is even."""
+    return number % 2 == 0
+
+
+def request(text: str = "hi", agent_name: str = "") -> LlmRequest:
+    return LlmRequest(
+        model="scripted",
+        contents=[Content("user", [Part.from_text(text)])],
+        agent_name=agent_name,
+    )
+
+
+async def ask(
+    model: ScriptedModel, llm_request: LlmRequest | None = None, stream: bool = False
+) -> list[LlmResponse]:
+    llm_request = llm_request if llm_request is not None else request()
+    return [r async for r in model.generate_content_async(llm_request, stream=stream)]
+
+
+async def one(model: ScriptedModel, llm_request: LlmRequest | None = None) -> LlmResponse:
+    [response] = await ask(model, llm_request)
+    return response
+
+
+# -- turn forms ------------------------------------------------------------------------------
+
+
+async def test_every_turn_form() -> None:
+    call = Part.from_function_call("is_even", {"number": 4})
+    model = ScriptedModel(
+        [
+            "Hello there.",
+            [call],
+            Content("model", [Part.from_text("From a Content.")]),
+            LlmResponse(content=Content("model", [Part.from_text("Done.")]), finish_reason="STOP"),
+            {
+                "role": "model",
+                "parts": [{"functionCall": {"name": "is_even", "args": {"number": 5}}}],
+            },
+            {"error_code": "RESOURCE_EXHAUSTED", "error_message": "Quota exceeded."},
+        ]
+    )
+    assert model.model == "scripted"
+    assert repr(model) == "ScriptedModel('scripted')"
+
+    text = await one(model)
+    assert text.content == Content("model", [Part(text="Hello there.")])
+    assert text.partial is False and text.error_code is None
+
+    parts = await one(model)
+    assert parts.content == Content("model", [call])
+    assert parts.content is not None and parts.content.parts[0] is not call  # a copy
+
+    assert (await one(model)).content == Content("model", [Part(text="From a Content.")])
+
+    given = await one(model)
+    assert given.finish_reason == "STOP"
+    assert given.content is not None and given.content.text == "Done."
+
+    wire = await one(model)
+    assert wire.content is not None
+    assert wire.content.parts[0].function_call == FunctionCall(None, "is_even", {"number": 5})
+
+    error = await one(model)
+    assert (error.error_code, error.error_message, error.content) == (
+        "RESOURCE_EXHAUSTED",
+        "Quota exceeded.",
+        None,
+    )
+    assert model.remaining() == 0
+
+
+async def test_turns_are_handed_out_as_copies() -> None:
+    """The loop may change what it got (strip ids, say) without rewriting the script."""
+    turn = LlmResponse(
+        content=Content("model", [Part.from_function_call("is_even", {"number": 2})])
+    )
+    model = ScriptedModel([turn, turn])
+    first = await one(model)
+    assert first.content is not None and first.content.parts[0].function_call is not None
+    first.content.parts[0].function_call.id = "generated-1"
+    second = await one(model)
+    assert second.content is not None and second.content.parts[0].function_call is not None
+    assert second.content.parts[0].function_call.id is None
+
+
+def test_bad_turns_are_refused_at_construction() -> None:
+    with pytest.raises(ValueError, match="turn 1"):
+        ScriptedModel(["fine", 42])  # type: ignore[list-item]
+    with pytest.raises(ValueError, match="turn 0"):
+        ScriptedModel([{"text": "no parts key"}])
+    with pytest.raises(ValueError, match="list of turns"):
+        ScriptedModel("just a string")
+
+
+# -- requests --------------------------------------------------------------------------------
+
+
+async def test_requests_are_recorded_as_they_were() -> None:
+    model = ScriptedModel(["one", "two"])
+    contents = [Content("user", [Part.from_text("first")])]
+    first = LlmRequest(
+        model="scripted",
+        contents=contents,
+        system_instruction="Be brief.",
+        tools={"is_even": is_even},
+        agent_name="root",
+    )
+    await one(model, first)
+    # The loop goes on: the conversation grows and parts change.
+    contents.append(Content("model", [Part.from_text("one")]))
+    contents[0].parts[0].text = "changed"
+    await one(model, LlmRequest(model="scripted", contents=contents))
+
+    assert len(model.requests) == 2
+    recorded = model.requests[0]
+    assert recorded.contents == [Content("user", [Part.from_text("first")])]
+    assert recorded.system_instruction == "Be brief."
+    assert recorded.tools == {"is_even": is_even}
+    assert recorded.agent_name == "root"
+    assert [c.text for c in model.requests[1].contents] == ["changed", "one"]
+
+
+# -- running out -----------------------------------------------------------------------------
+
+
+async def test_running_out_of_turns_is_a_clear_error() -> None:
+    model = ScriptedModel(["only turn"])
+    await one(model, request(agent_name="helper"))
+    with pytest.raises(ScriptExhausted) as info:
+        await one(model, request(agent_name="helper"))
+    message = str(info.value)
+    assert isinstance(info.value, RuntimeError)
+    assert "'helper'" in message
+    assert "turn 2" in message
+    assert "1 turn." in message
+    assert "add more turns" in message
+    assert len(model.requests) == 2  # the request that found nothing is recorded too
+
+
+async def test_empty_script() -> None:
+    with pytest.raises(ScriptExhausted, match="has 0 turns"):
+        await one(ScriptedModel([]))
+
+
+# -- JSON scripts ----------------------------------------------------------------------------
+
+
+def write(tmp_path: Path, data: Any) -> Path:
+    path = tmp_path / "script.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return path
+
+
+async def test_from_json_single_script(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        [
+            {
+                "role": "model",
+                "parts": [
+                    {"functionCall": {"name": "is_even", "args": {"number": 4}, "id": "c1"}},
+                    {"inlineData": {"mimeType": "image/png", "data": "AAE="}},
+                ],
+            },
+            "4 is even.",
+            {"error_code": "UNAVAILABLE", "error_message": "The model is overloaded."},
+        ],
+    )
+    model = ScriptedModel.from_json(path)
+    assert not model.multi_agent
+
+    call_turn = await one(model)
+    assert call_turn.content is not None
+    call, data = call_turn.content.parts
+    assert call.function_call == FunctionCall("c1", "is_even", {"number": 4})
+    assert data.inline_data == Blob("image/png", b"\x00\x01")
+
+    assert (await one(model)).content == Content("model", [Part(text="4 is even.")])
+    error = await one(model)
+    assert (error.error_code, error.error_message) == ("UNAVAILABLE", "The model is overloaded.")
+    with pytest.raises(ScriptExhausted, match="3 turns"):
+        await one(model)
+
+
+async def test_from_json_multi_agent(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        {
+            "agents": {
+                "root": [
+                    {
+                        "role": "model",
+                        "parts": [
+                            {
+                                "functionCall": {
+                                    "name": "transfer_to_agent",
+                                    "args": {"agent_name": "math"},
+                                }
+                            }
+                        ],
+                    },
+                    "Back to you.",
+                ],
+                "math": ["4 is even."],
+            }
+        },
+    )
+    model = ScriptedModel.from_json(path, model="demo")
+    assert model.model == "demo"
+    assert model.multi_agent
+    assert model.remaining("root") == 2 and model.remaining("math") == 1
+
+    transfer = await one(model, request(agent_name="root"))
+    assert transfer.content is not None
+    assert transfer.content.parts[0].function_call is not None
+    assert transfer.content.parts[0].function_call.name == "transfer_to_agent"
+    # Each agent follows its own script, whatever the order of the calls.
+    math = await one(model, request(agent_name="math"))
+    assert math.content is not None and math.content.text == "4 is even."
+    back = await one(model, request(agent_name="root"))
+    assert back.content is not None and back.content.text == "Back to you."
+
+    with pytest.raises(ScriptExhausted) as info:
+        await one(model, request(agent_name="math"))
+    assert "agent 'math'" in str(info.value) and "1 turn." in str(info.value)
+    with pytest.raises(ScriptExhausted) as info:
+        await one(model, request(agent_name="stranger"))
+    assert "'stranger'" in str(info.value) and "'root', 'math'" in str(info.value)
+
+
+async def test_python_multi_agent_script() -> None:
+    model = ScriptedModel({"a": ["from a"], "b": ["from b"]})
+    b = await one(model, request(agent_name="b"))
+    a = await one(model, request(agent_name="a"))
+    assert (a.content and a.content.text, b.content and b.content.text) == ("from a", "from b")
+
+
+@pytest.mark.parametrize(
+    ("data", "match"),
+    [
+        ({"turns": []}, "agents"),
+        ({"agents": {"root": "hello"}}, "root"),
+        (42, "list of turns"),
+        ([{"role": "model"}], "turn 0"),
+        ([{"role": "model", "parts": [{"functionCall": {"args": {}}}]}], "turn 0"),
+    ],
+)
+def test_from_json_rejects_bad_scripts(tmp_path: Path, data: Any, match: str) -> None:
+    path = write(tmp_path, data)
+    with pytest.raises(ValueError, match=match) as info:
+        ScriptedModel.from_json(path)
+    assert str(path) in str(info.value)
+
+
+# -- streaming -------------------------------------------------------------------------------
+
+
+async def test_streaming_a_text_turn() -> None:
+    text = "Four is  an even number.\n"
+    model = ScriptedModel([text])
+    *partials, final = await ask(model, stream=True)
+    pieces = [p.content.text for p in partials if p.content is not None]
+    assert pieces == ["Four ", "is  ", "an ", "even ", "number.\n"]
+    assert all(p.partial for p in partials)
+    assert "".join(pieces) == text
+    assert final.partial is False
+    assert final.content == Content("model", [Part(text=text)])
+
+
+async def test_streaming_a_function_call_turn_gives_one_response() -> None:
+    model = ScriptedModel(
+        [
+            [Part.from_function_call("is_even", {"number": 4})],
+            [Part.from_text("Checking. "), Part.from_function_call("is_even", {"number": 5})],
+            {"error_code": "500", "error_message": "boom"},
+        ]
+    )
+    for _ in range(3):
+        [response] = await ask(model, stream=True)
+        assert response.partial is False
+
+
+async def test_without_stream_a_text_turn_is_one_response() -> None:
+    [response] = await ask(ScriptedModel(["several words here"]))
+    assert response.partial is False
+
+
+# -- imports ---------------------------------------------------------------------------------
+
+
+def test_importing_agent_core_and_the_scripted_model_does_not_import_google_genai() -> None:
+    code = (
+        "import sys, agent_core, agent_core.models.scripted\n"
+        "loaded = sorted(m for m in sys.modules if m.startswith('google.genai'))\n"
+        "assert not loaded, loaded\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
