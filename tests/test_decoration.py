@@ -727,14 +727,16 @@ def test_default_violating_constraint_raises_on_spec() -> None:
 
 
 def test_spec_is_cached_and_built_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    import tooling._spec as spec_module
+
     calls: list[str] = []
-    real = function_tool_module.build_spec
+    real = spec_module.build_spec
 
     def counting(target, **kwargs):
         calls.append(target.name)
         return real(target, **kwargs)
 
-    monkeypatch.setattr(function_tool_module, "build_spec", counting)
+    monkeypatch.setattr(spec_module, "build_spec", counting)
 
     @tool
     def f(x: int) -> int:
@@ -750,14 +752,16 @@ def test_spec_is_cached_and_built_once(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 async def test_spec_built_once_across_runs(monkeypatch: pytest.MonkeyPatch) -> None:
+    import tooling._spec as spec_module
+
     calls: list[str] = []
-    real = function_tool_module.build_spec
+    real = spec_module.build_spec
 
     def counting(target, **kwargs):
         calls.append(target.name)
         return real(target, **kwargs)
 
-    monkeypatch.setattr(function_tool_module, "build_spec", counting)
+    monkeypatch.setattr(spec_module, "build_spec", counting)
 
     @tool
     def f(x: int) -> int:

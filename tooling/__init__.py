@@ -5,11 +5,12 @@ an exact JSON Schema derived from the signature and docstring, ``run()`` with er
 model can recover from, and exports for Gemini, OpenAI, Anthropic and MCP.
 """
 
+from typing import TYPE_CHECKING, Any
+
 from ._base import BaseTool, BaseToolset
 from ._context import ReadonlyContext, SimpleToolContext, ToolActions, ToolContext
 from ._errors import ToolError
 from ._function_tool import FunctionTool, tool
-from ._scheduler import ExecutionStrategy, Scheduler
 from ._types import (
     Blob,
     Confirmation,
@@ -20,6 +21,9 @@ from ._types import (
     ToolProgress,
     ToolResponse,
 )
+
+if TYPE_CHECKING:
+    from ._scheduler import ExecutionStrategy, Scheduler
 
 __all__ = [
     "BaseTool",
@@ -42,3 +46,12 @@ __all__ = [
     "ToolResponse",
     "tool",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    # The scheduler brings asyncio and the worker pool: loaded when first asked for.
+    if name in ("Scheduler", "ExecutionStrategy"):
+        from . import _scheduler
+
+        return getattr(_scheduler, name)
+    raise AttributeError(f"module 'tooling' has no attribute {name!r}")

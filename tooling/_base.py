@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import copy
-import json
 import re
 import warnings
 from abc import ABC, abstractmethod
@@ -104,6 +103,8 @@ class BaseTool(ABC):
             from ._bounds import check_text_bounds
 
             check_text_bounds(args)
+            import json
+
             try:
                 parsed = json.loads(args)
             except ValueError as exc:

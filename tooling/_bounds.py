@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -106,6 +105,8 @@ def check_dict_bounds(args: Mapping[str, Any]) -> None:
             else:
                 size += 8
     if size * 4 > MAX_ARGS_BYTES:
+        import json
+
         exact = len(json.dumps(args, ensure_ascii=False, default=str).encode("utf-8", "surrogatepass"))
         if exact > MAX_ARGS_BYTES:
             raise _too_large(exact)

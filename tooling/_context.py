@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
-import json
 import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
@@ -84,6 +82,9 @@ def auth_config_key(auth_config: Mapping[str, Any]) -> str:
     """
     if not isinstance(auth_config, Mapping):
         raise TypeError(f"auth_config must be a mapping, not {type(auth_config).__name__}")
+    import hashlib
+    import json
+
     try:
         text = json.dumps(
             auth_config,

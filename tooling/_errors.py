@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -52,6 +51,8 @@ def _preview(value: Any) -> Any:
     if isinstance(value, str):
         text = value
     else:
+        import json
+
         try:
             text = json.dumps(value, default=repr, ensure_ascii=False, allow_nan=False)
         except (TypeError, ValueError, RecursionError):

@@ -9,7 +9,6 @@ import threading
 import time
 import types
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
-from concurrent.futures import Executor
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, Generic, ParamSpec, TypeVar, overload
 
@@ -20,14 +19,14 @@ from ._base import BaseTool, ConfirmationPredicate, validate_tool_name
 from ._bounds import check_dict_bounds, check_text_bounds
 from ._errors import ToolError, error_details_from_validation
 from ._results import to_response
-from ._spec import ToolSpec, build_spec
-from ._sync_generator import SyncGeneratorDriver, call_in_thread
 from ._target import Target, analyze_target
-from ._threads import default_executor
 from ._types import Blob, Diagnostic, FileRef, ToolResponse
 
 if TYPE_CHECKING:
+    from concurrent.futures import Executor
+
     from ._context import ToolContext
+    from ._spec import ToolSpec
 
 __all__ = ["FunctionTool", "tool"]
 
@@ -56,6 +55,8 @@ class _SpecCell:
     def build(self) -> ToolSpec:
         with self._lock:
             if self.spec is None:
+                from ._spec import build_spec  # pydantic's model machinery, on first use
+
                 self.spec = build_spec(
                     self.target, description=self.description, long_running=self.long_running
                 )
@@ -330,6 +331,9 @@ class FunctionTool(BaseTool, Generic[P, R]):
             yield response(last, True)
             return
 
+        from ._sync_generator import SyncGeneratorDriver
+        from ._threads import default_executor
+
         driver = SyncGeneratorDriver(
             self._func,
             call_args,
@@ -429,7 +433,11 @@ class FunctionTool(BaseTool, Generic[P, R]):
     async def _in_thread(
         self, call_args: list[Any], call_kwargs: dict[str, Any], executor: Executor | None
     ) -> Any:
-        import asyncio  # cheap once loaded; keeps ``import tooling`` from paying for it
+        # Imported here: ``import tooling`` does not pay for asyncio or the worker pool.
+        import asyncio
+
+        from ._sync_generator import call_in_thread
+        from ._threads import default_executor
 
         return await asyncio.get_running_loop().run_in_executor(
             executor or default_executor(),

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-from pathlib import PurePath
 from typing import Any
 
 from pydantic_core import PydanticSerializationError, to_jsonable_python
@@ -46,6 +45,8 @@ def to_response(value: Any) -> tuple[dict[str, Any], tuple[Blob | FileRef, ...]]
                 return None
             parts.append(obj)
             return {"part": len(parts) - 1, "mime_type": obj.mime_type}
+        from pathlib import PurePath
+
         if isinstance(obj, PurePath):  # pydantic knows Path but not the pure flavours
             return str(obj)
         raise TypeError(f"{type(obj).__name__} is not JSON-serializable")

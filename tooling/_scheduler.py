@@ -174,9 +174,16 @@ class Scheduler:
             channel.finish()
             if not task.done():
                 task.cancel()
-            with suppress(asyncio.CancelledError):
+            try:
                 await task
-            await updates.aclose()
+            except asyncio.CancelledError:
+                # The dispatch's own cancellation ends here; the consumer's does not: a
+                # cancel aimed at the task leaving this block must reach it.
+                current = asyncio.current_task()
+                if current is not None and current.cancelling():
+                    raise
+            finally:
+                await updates.aclose()
 
 
 class DispatchStream:
