@@ -13,7 +13,7 @@ import time
 import weakref
 from collections import ChainMap
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable, Mapping, Sequence
-from contextlib import asynccontextmanager, nullcontext, suppress
+from contextlib import asynccontextmanager, nullcontext
 from enum import Enum
 from typing import Any, Protocol
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, TypeAdapter
@@ -91,6 +92,23 @@ _SIMPLE: dict[Any, dict[str, Any]] = {
 
 
 def response_schema(annotation: Any) -> dict[str, Any]:
+    """Serialization-mode schema of what the model receives for a return ``annotation``.
+
+    Cached per annotation: many tools share return types (``dict``, ``list[dict]``, a
+    model). The result is shared, like every spec value: treat it as read-only.
+    """
+    try:
+        return _cached_response_schema(annotation)
+    except TypeError:  # an unhashable annotation
+        return _response_schema(annotation)
+
+
+@functools.lru_cache(maxsize=512)
+def _cached_response_schema(annotation: Any) -> dict[str, Any]:
+    return _response_schema(annotation)
+
+
+def _response_schema(annotation: Any) -> dict[str, Any]:
     """Serialization-mode schema of what the model receives for a return ``annotation``.
 
     A value that is not an object arrives as ``{"result": value}``, so its schema is

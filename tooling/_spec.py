@@ -136,9 +136,9 @@ def build_spec(target: Target, *, description: str | None, long_running: bool) -
             )
         )
 
-    known = {p.name for p in target.parameters} | target.source_parameter_names
+    visible = {p.name for p in target.parameters}
     for documented in docstring.params:
-        if documented not in known:
+        if documented not in visible and documented not in target.source_parameter_names():
             diagnostics.append(
                 Diagnostic(
                     "warning",

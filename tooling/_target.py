@@ -30,7 +30,8 @@ class Target:
     bound to an instance or class first); ``source`` is the function whose annotations,
     globals and docstring describe it; ``parameters`` the signature's parameters without
     ``self``/``cls`` and without the keywords a ``functools.partial`` binds;
-    ``source_parameter_names`` every parameter name of ``source`` (hidden ones included).
+    :meth:`source_parameter_names` gives every parameter name of ``source`` (hidden
+    ones included).
     """
 
     call: Callable[..., Any]
@@ -41,7 +42,13 @@ class Target:
     parameters: tuple[inspect.Parameter, ...]
     binding: Binding
     kind: Kind
-    source_parameter_names: frozenset[str] = frozenset()
+
+    def source_parameter_names(self) -> frozenset[str]:
+        """Every parameter name of ``source``, the ones a partial or binding hides included."""
+        try:
+            return frozenset(inspect.signature(self.source).parameters)
+        except (TypeError, ValueError):
+            return frozenset()
 
 
 def _innermost(func: Any) -> Any:
@@ -149,12 +156,5 @@ def analyze_target(obj: Any) -> Target:
         parameters=tuple(parameters),
         binding=binding,
         kind=kind,
-        source_parameter_names=_parameter_names(source),
     )
 
-
-def _parameter_names(source: Any) -> frozenset[str]:
-    try:
-        return frozenset(inspect.signature(source).parameters)
-    except (TypeError, ValueError):
-        return frozenset()
