@@ -19,6 +19,7 @@ from ._base import BaseTool, ConfirmationPredicate, validate_tool_name
 from ._bounds import check_dict_bounds, check_text_bounds
 from ._errors import ToolError, error_details_from_validation
 from ._results import to_response
+from ._schema import drop_default_nulls
 from ._target import Target, analyze_target
 from ._types import Blob, Diagnostic, FileRef, ToolResponse
 
@@ -406,7 +407,7 @@ class FunctionTool(BaseTool, Generic[P, R]):
                 )
         except ValidationError as exc:
             errors = exc.errors(include_url=False, include_context=False)
-            retried, errors = _without_rejected_nulls(spec.validator, args, errors)
+            retried, errors = _without_rejected_nulls(spec, args, errors)
             if retried is not None:
                 return retried
             details = error_details_from_validation(errors, spec.parameter_names)
@@ -457,36 +458,26 @@ class FunctionTool(BaseTool, Generic[P, R]):
 
 
 def _without_rejected_nulls(
-    validator: Any, args: Any, errors: list[Any]
+    spec: ToolSpec, args: Any, errors: list[Any]
 ) -> tuple[BaseModel | None, list[Any]]:
-    """Validate again with the rejected ``null`` values left out.
+    """Validate again with the ``null`` values that mean "the default" left out.
 
     A strict-mode model sends ``null`` for every argument it means to leave out, at any
-    depth; where the field has a default, that is what the null means. Only tried after a
-    failure, so valid calls pay nothing. Gives the model, or the errors to report: those
-    of the retry, where a null for a field without a default keeps its original error.
+    depth; where the field has a default (and its type does not admit None), that is what
+    the null means. Which nulls those are is read from the parameters schema (see
+    ``drop_default_nulls``), so a null for an entry of a ``dict[str, T]`` stays an error.
+    Only tried after a failure that involved a null, so valid calls pay nothing. Gives
+    the model, or the errors to report.
     """
-    nulls = {tuple(e["loc"]): e for e in errors if e.get("input", 0) is None and e["loc"]}
-    if not nulls:
+    if not any(e.get("input", 0) is None for e in errors):
         return None, errors
     try:
         data = from_json(args) if isinstance(args, str | bytes) else copy.deepcopy(dict(args))
-        removed = []
-        for loc in nulls:
-            parent = data
-            for key in loc[:-1]:
-                parent = parent[key]
-            if isinstance(parent, dict) and loc[-1] in parent and parent[loc[-1]] is None:
-                del parent[loc[-1]]
-                removed.append(loc)
-        if not removed:
+        if not drop_default_nulls(spec.parameters_json_schema, data):
             return None, errors
-        return validator.validate_python(data), []
+        return spec.validator.validate_python(data), []
     except ValidationError as retry:
-        again = retry.errors(include_url=False, include_context=False)
-        return None, [
-            nulls.get(tuple(e["loc"]), e) if e["type"] == "missing" else e for e in again
-        ]
+        return None, retry.errors(include_url=False, include_context=False)
     except Exception:
         return None, errors
 

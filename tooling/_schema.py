@@ -12,7 +12,7 @@ from pydantic_core import core_schema
 
 from ._types import Blob, FileRef
 
-__all__ = ["parameters_schema", "response_schema", "strip_titles"]
+__all__ = ["drop_default_nulls", "parameters_schema", "response_schema", "strip_titles"]
 
 # Keywords whose value is a schema, a list of schemas, or a name -> schema mapping. Only
 # these are walked, so a property that happens to be called "title" is kept.
@@ -165,3 +165,93 @@ def _is_object(schema: dict[str, Any], defs: dict[str, Any] | None) -> bool:
     if "anyOf" in schema:
         return all(_is_object(s, defs) for s in schema["anyOf"])
     return schema.get("type") == "object"
+
+
+def drop_default_nulls(schema: dict[str, Any], data: Any) -> bool:
+    """Remove, in place, each ``null`` in ``data`` sent for an object property that may be
+    left out (not ``required``: it has a default) and whose schema does not admit null.
+
+    That is what a strict-mode model sends for an argument it leaves out, at any depth.
+    Guided by the parameters ``schema``, not by error locations: a null for an entry of an
+    open mapping (``dict[str, int]``) or for a required field is never removed, and a null
+    for a field typed as a union is found like any other. Returns whether any was removed.
+    """
+    defs = schema.get("$defs")
+    return _drop_nulls(schema, data, defs if isinstance(defs, dict) else {})
+
+
+def _drop_nulls(schema: Any, data: Any, defs: dict[str, Any]) -> bool:
+    changed = False
+    branches = _branches(schema, defs)
+    if isinstance(data, dict):
+        objects = [b for b in branches if "properties" in b or "additionalProperties" in b]
+        for key in list(data):
+            subs = []
+            removable = False
+            for branch in objects:
+                props = branch.get("properties")
+                if isinstance(props, dict) and key in props:
+                    subs.append(props[key])
+                    removable = removable or (
+                        data[key] is None
+                        and key not in branch.get("required", ())
+                        and not _admits_null(props[key], defs)
+                    )
+                elif isinstance(branch.get("additionalProperties"), dict):
+                    subs.append(branch["additionalProperties"])
+            if removable:
+                del data[key]
+                changed = True
+            else:
+                for sub in subs:
+                    changed = _drop_nulls(sub, data[key], defs) or changed
+    elif isinstance(data, list):
+        arrays = [b for b in branches if "items" in b or "prefixItems" in b]
+        for i, item in enumerate(data):
+            for branch in arrays:
+                prefix = branch.get("prefixItems")
+                sub = prefix[i] if isinstance(prefix, list) and i < len(prefix) else branch.get("items")
+                if isinstance(sub, dict):
+                    changed = _drop_nulls(sub, item, defs) or changed
+    return changed
+
+
+def _branches(schema: Any, defs: dict[str, Any]) -> list[dict[str, Any]]:
+    """The alternatives ``schema`` allows, with ``$ref`` resolved and ``anyOf``/``oneOf``/
+    ``allOf`` flattened (a loose reading: enough to find objects, arrays and null)."""
+    out: list[dict[str, Any]] = []
+    seen: set[int] = set()
+    stack = [schema]
+    while stack:
+        node = stack.pop()
+        if not isinstance(node, dict) or id(node) in seen:
+            continue
+        seen.add(id(node))
+        ref = node.get("$ref")
+        if isinstance(ref, str) and ref.startswith("#/$defs/"):
+            stack.append(defs.get(ref.removeprefix("#/$defs/")))
+        combined = False
+        for key in ("anyOf", "oneOf", "allOf"):
+            if isinstance(node.get(key), list):
+                stack.extend(node[key])
+                combined = True
+        if not combined and ref is None:
+            out.append(node)
+    return out
+
+
+_TYPE_FREE = frozenset({"description", "default", "examples", "title", "deprecated"})
+
+
+def _admits_null(schema: Any, defs: dict[str, Any]) -> bool:
+    for branch in _branches(schema, defs):
+        kind = branch.get("type")
+        if kind == "null" or (isinstance(kind, list) and "null" in kind):
+            return True
+        if "const" in branch and branch["const"] is None:
+            return True
+        if None in (branch.get("enum") or ()):
+            return True
+        if kind is None and set(branch) <= _TYPE_FREE:  # Any
+            return True
+    return False
