@@ -26,6 +26,9 @@ def call_in_thread(func: Callable[..., Any], args: list[Any], kwargs: dict[str, 
 
 _STOP = object()
 
+#: How long leaving a stream waits for a sync generator's cleanup before giving up on it.
+CLOSE_GRACE_S = 1.0
+
 
 class _StopAndTell:
     """A stop request whose sender waits until the generator has been closed."""
@@ -129,7 +132,13 @@ class SyncGeneratorDriver:
         self._finished = True
         stopped: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._requests.put(_StopAndTell(stopped))
-        await stopped
+        try:
+            # A finally block that hangs must not hang the caller: past the grace period
+            # the thread is given up on, like a call past its timeout.
+            await asyncio.wait_for(asyncio.shield(stopped), CLOSE_GRACE_S)
+        except TimeoutError:
+            if self._job is not None:
+                self._job.cancel()
 
     def close(self) -> None:
         """Stop the generator (``generator.close()`` on its own thread) if still running."""
