@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import json
+import logging
 from collections.abc import AsyncGenerator, Coroutine, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -45,7 +46,7 @@ GENERATED_ID_PREFIX = "call-"
 REQUEST_CONFIRMATION = "request_confirmation"
 REQUEST_CREDENTIAL = "request_credential"
 _REQUESTS = (REQUEST_CONFIRMATION, REQUEST_CREDENTIAL)
-_log_name = "agent_core"
+logger = logging.getLogger("agent_core")
 
 
 class _Stop(Exception):
@@ -152,7 +153,11 @@ class Invocation:
 
         response: LlmResponse | None = None
         if agent.before_model_callback is not None:
-            response = await _maybe_await(agent.before_model_callback(callback_ctx, request))
+            try:
+                response = await _maybe_await(agent.before_model_callback(callback_ctx, request))
+            except Exception as exc:
+                yield await self._store(self._callback_error(agent, "before_model_callback", exc))
+                raise _Stop from None
         if response is None:
             if self.model_calls >= self.config.max_model_calls:
                 yield await self._store(
@@ -172,8 +177,21 @@ class Invocation:
                 else:
                     response = event_or_response
             assert response is not None
+        if logger.isEnabledFor(logging.DEBUG):
+            logger.debug(
+                "invocation %s: model turn %d of agent %s: %s",
+                self.id,
+                self.model_calls,
+                agent.name,
+                response.error_code
+                or f"{sum(p.function_call is not None for p in (response.content.parts if response.content else []))} calls",
+            )
         if agent.after_model_callback is not None:
-            replaced = await _maybe_await(agent.after_model_callback(callback_ctx, response))
+            try:
+                replaced = await _maybe_await(agent.after_model_callback(callback_ctx, response))
+            except Exception as exc:
+                yield await self._store(self._callback_error(agent, "after_model_callback", exc))
+                raise _Stop from None
             if replaced is not None:
                 response = replaced
 
@@ -242,23 +260,43 @@ class Invocation:
         yield final
 
     def _contents_for(self, agent: Agent) -> list[Content]:
-        """The session as this agent's model sees it."""
+        """The session as this agent's model sees it.
+
+        A call still waiting (for the user's confirmation, a credential, a long-running
+        job) gets a stand-in "pending" response, so every call the model sees is answered.
+        """
+        events = self.session.events
+        answered = {r.id for e in events for r in e.get_function_responses() if r.id}
         contents: list[Content] = []
-        for event in self.session.events:
-            if event.partial or event.progress is not None or event.content is None:
-                continue
-            if _is_request_traffic(event):
-                continue
-            if event.author in ("user", agent.name):
-                content = _without_generated_ids(event.content)
-            else:
-                content = _as_context(event)
-            if not content.parts:
-                continue
+        waiting: list[Part] = []
+
+        def add(content: Content) -> None:
             if contents and _responses_only(contents[-1]) and _responses_only(content):
                 contents[-1] = Content(role="user", parts=[*contents[-1].parts, *content.parts])
             else:
                 contents.append(content)
+
+        for event in events:
+            if event.partial or event.progress is not None or event.content is None:
+                continue
+            if _is_request_traffic(event):
+                continue
+            own = event.author in ("user", agent.name)
+            content = _without_generated_ids(event.content) if own else _as_context(event)
+            if not content.parts:
+                continue
+            if waiting and not _responses_only(content):
+                add(Content(role="user", parts=waiting))
+                waiting = []
+            add(content)
+            if own and event.author != "user":
+                waiting.extend(
+                    _pending_part(call)
+                    for call in event.get_function_calls()
+                    if call.id and call.id not in answered
+                )
+        if waiting:
+            add(Content(role="user", parts=waiting))
         return contents
 
     # -- tools -------------------------------------------------------------------------
@@ -531,6 +569,11 @@ class Invocation:
         for event in events:
             await self._store(event)
 
+    def _callback_error(self, agent: Agent, which: str, exc: Exception) -> Event:
+        return self._error(
+            agent, "agent.callback_failed", f"{which} of agent {agent.name} raised {type(exc).__name__}: {exc}"
+        )
+
     def _error(self, agent: Agent, code: str, message: str) -> Event:
         return Event(author=agent.name, invocation_id=self.id, error_code=code, error_message=message)
 
@@ -617,6 +660,22 @@ def _is_request_traffic(event: Event) -> bool:
     names = [p.function_call.name for p in event.content.parts if p.function_call is not None]
     names += [p.function_response.name for p in event.content.parts if p.function_response is not None]
     return bool(names) and all(n in _REQUESTS for n in names)
+
+
+def _pending_part(call: FunctionCall) -> Part:
+    """The stand-in answer the model sees for a call that has no result yet."""
+    call_id = call.id if call.id and not call.id.startswith(GENERATED_ID_PREFIX) else None
+    return Part(
+        function_response=FunctionResponse(
+            id=call_id,
+            name=call.name,
+            response={
+                "status": "pending",
+                "message": "No result yet: this call waits for the user (a confirmation or "
+                "credential) or for a long-running job. Do not call it again.",
+            },
+        )
+    )
 
 
 def _responses_only(content: Content) -> bool:

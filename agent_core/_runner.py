@@ -6,7 +6,7 @@ import asyncio
 import logging
 import queue
 import threading
-from collections.abc import AsyncGenerator, Iterator
+from collections.abc import AsyncGenerator, Generator
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
@@ -122,9 +122,6 @@ class Runner:
             events = invocation.run(message)
             try:
                 async for event in events:
-                    logger.debug(
-                        "invocation %s: %s event from %s", invocation.id, _kind(event), event.author
-                    )
                     yield event
             finally:
                 await events.aclose()
@@ -138,7 +135,7 @@ class Runner:
         session_id: str,
         new_message: str | Content,
         run_config: RunConfig | None = None,
-    ) -> Iterator[Event]:
+    ) -> Generator[Event, None, None]:
         """The sync form of :meth:`run_async`; closing the generator cancels the run."""
         items: queue.Queue[Any] = queue.Queue()
         started = threading.Event()
@@ -252,14 +249,3 @@ class _Failure:
     def __init__(self, exc: BaseException) -> None:
         self.exc = exc
 
-
-def _kind(event: Event) -> str:
-    if event.progress is not None:
-        return "progress"
-    if event.error_code:
-        return "error"
-    if event.get_function_calls():
-        return "call"
-    if event.get_function_responses():
-        return "response"
-    return "partial" if event.partial else "text"

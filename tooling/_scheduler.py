@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import logging
 import time
 import weakref
 from collections import ChainMap
@@ -30,6 +31,8 @@ from ._threads import WorkerPool
 from ._types import Blob, Confirmation, FileRef, ToolCall, ToolProgress, ToolResponse
 
 __all__ = ["MAX_RESPONSE_BYTES", "CallHooks", "DispatchStream", "ExecutionStrategy", "Scheduler"]
+
+logger = logging.getLogger("tooling")
 
 #: A response over this many bytes of JSON is cut for the model.
 MAX_RESPONSE_BYTES = 256 * 1024
@@ -398,6 +401,14 @@ class _Dispatch:
             response = _error_response(call, failure, started, exc)
         if ctx is not None:
             self.finished_deltas[index] = ctx.actions.state_delta
+        if logger.isEnabledFor(logging.DEBUG):
+            logger.debug(
+                "tool call %s %s: %s in %.4f s",
+                call.id,
+                call.name,
+                response.error.code if response.error is not None else "ok",
+                response.duration_s,
+            )
         self._finish(index, response, progress)
 
     def _tool(self, call: ToolCall) -> BaseTool:

@@ -60,6 +60,7 @@ from ._types import Confirmation, ToolCall, ToolProgress, ToolResponse
 __all__ = [
     "PROVIDERS",
     "CliError",
+    "CliParser",
     "FoundTool",
     "discover_tools",
     "export_schema",
@@ -177,6 +178,9 @@ def load_file(path: str | os.PathLike[str]) -> types.ModuleType:
         if module is not None:
             return module
         _add_sys_path(file.parent.parent)
+        outer = _package_root(file.parent.parent)
+        if outer is not None:  # the folder sits in a package: absolute imports of it work
+            _add_sys_path(outer)
         _add_sys_path(file.parent)
         package = _unique_package(file.parent)
         importlib.invalidate_caches()
@@ -289,7 +293,9 @@ def _agents_below(agent: Any) -> list[Any]:
                 continue
             seen.add(id(each))
             out.append(each)
-            pending.extend(t.agent for t in each.tools if hasattr(t, "agent") and t.agent is not None)
+            pending.extend(
+                t.agent for t in each.tools if hasattr(t, "agent") and t.agent is not None
+            )
     return out
 
 
@@ -333,7 +339,11 @@ async def discover_tools(obj: object, label: str) -> tuple[list[FoundTool], list
             tools = await toolset.get_tools_with_prefix(None)
         except Exception as exc:
             found.found.append(
-                FoundTool(type(toolset).__name__, where, error=f"listing tools failed: {describe_exception(exc)}")
+                FoundTool(
+                    type(toolset).__name__,
+                    where,
+                    error=f"listing tools failed: {describe_exception(exc)}",
+                )
             )
             return
         for t in tools:
@@ -428,7 +438,11 @@ def _print_report(report: dict[str, Any], out: TextIO) -> None:
     for line in description.splitlines() or [""]:
         out.write(f"  {line}\n".rstrip() + "\n")
     flags = report["flags"]
-    names = [k for k in ("read_only", "concurrency_safe", "long_running", "idempotent", "destructive") if flags[k]]
+    names = [
+        k
+        for k in ("read_only", "concurrency_safe", "long_running", "idempotent", "destructive")
+        if flags[k]
+    ]
     if flags["require_confirmation"] == "predicate":
         names.append("require_confirmation(predicate)")
     elif flags["require_confirmation"]:
@@ -472,7 +486,8 @@ def cmd_inspect(args: argparse.Namespace) -> int:
             _print_report(report, sys.stdout)
     broken = [r for r in reports if "error" in r]
     for report in broken:
-        sys.stderr.write(f"tooling: tool {report['name']!r} ({report['origin']}) cannot be built: {report['error']}\n")
+        where = f"{report['name']!r} ({report['origin']})"
+        sys.stderr.write(f"tooling: tool {where} cannot be built: {report['error']}\n")
     return EXIT_TOOL_ERROR if broken else EXIT_OK
 
 
@@ -489,7 +504,11 @@ def progress_fraction(response: object) -> float | None:
         return None
     for key in ("percent", "progress"):
         value = response.get(key)
-        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, int | float)
+            or not math.isfinite(value)
+        ):
             continue
         if key == "progress" and isinstance(value, float) and 0.0 <= value <= 1.0:
             return value
@@ -522,7 +541,11 @@ class _ProgressView:
     def _render(self) -> str:
         elapsed = time.monotonic() - self.started
         fraction = progress_fraction(self.latest)
-        detail = json.dumps(self.latest, ensure_ascii=False, default=str) if self.latest is not None else ""
+        detail = (
+            json.dumps(self.latest, ensure_ascii=False, default=str)
+            if self.latest is not None
+            else ""
+        )
         if fraction is not None:
             filled = round(fraction * 24)
             head = f"{self.name} [{'#' * filled}{'.' * (24 - filled)}] {fraction * 100:5.1f}%"
@@ -590,7 +613,9 @@ def _ask(question: str, stdin: TextIO, prompt_to: TextIO) -> bool:
 def _parse_call_target(text: str) -> tuple[str, str]:
     target, sep, name = text.rpartition(":")
     if not sep or not target or not name:
-        raise CliError(f"expected TARGET:TOOL (e.g. mymodule:my_tool or tools.py:my_tool), got {text!r}")
+        raise CliError(
+            f"expected TARGET:TOOL (e.g. mymodule:my_tool or tools.py:my_tool), got {text!r}"
+        )
     return target, name
 
 
@@ -600,7 +625,9 @@ def _parse_arguments(text: str) -> dict[str, Any]:
     except ValueError as exc:
         raise CliError(f"invalid JSON arguments: {one_line(str(exc))}") from None
     if not isinstance(value, dict):
-        raise CliError(f"the arguments must be a JSON object, got {type(value).__name__}: {one_line(text, 80)}")
+        raise CliError(
+            f"the arguments must be a JSON object, got {type(value).__name__}: {one_line(text, 80)}"
+        )
     return value
 
 
@@ -630,7 +657,9 @@ async def _call(args: argparse.Namespace) -> int:
                 warnings.simplefilter("ignore")
                 scheduler = Scheduler([tool], timeout=args.timeout)
         except Exception as exc:
-            raise CliError(f"tool {name!r} cannot be built: {describe_exception(exc)}", EXIT_TOOL_ERROR) from exc
+            raise CliError(
+                f"tool {name!r} cannot be built: {describe_exception(exc)}", EXIT_TOOL_ERROR
+            ) from exc
         try:
             return await _run_call(scheduler, tool, arguments, args.yes)
         finally:
@@ -639,12 +668,18 @@ async def _call(args: argparse.Namespace) -> int:
         await _close_toolsets(toolsets)
 
 
-async def _run_call(scheduler: Scheduler, tool: BaseTool, arguments: dict[str, Any], yes: bool) -> int:
+async def _run_call(
+    scheduler: Scheduler, tool: BaseTool, arguments: dict[str, Any], yes: bool
+) -> int:
     call = ToolCall(id="cli-1", name=tool.name, args=arguments)
     confirmations: dict[str, Confirmation] = {}
     while True:
         final = await _stream_call(scheduler, tool, call, confirmations)
-        request = final.response.get("confirmation") if final.response.get("status") == "confirmation_required" else None
+        request = (
+            final.response.get("confirmation")
+            if final.response.get("status") == "confirmation_required"
+            else None
+        )
         if request is None or call.id in confirmations:
             break
         hint = str(request.get("hint") or "")
@@ -659,7 +694,11 @@ async def _run_call(scheduler: Scheduler, tool: BaseTool, arguments: dict[str, A
         confirmations[call.id] = Confirmation(confirmed, str(request.get("fingerprint", "")))
     sys.stdout.write(json.dumps(final.response, indent=2, ensure_ascii=False, default=str) + "\n")
     for index, part in enumerate(final.parts):
-        size = f", {len(part.data)} bytes" if hasattr(part, "data") else f", {getattr(part, 'uri', '')}"
+        size = (
+            f", {len(part.data)} bytes"
+            if hasattr(part, "data")
+            else f", {getattr(part, 'uri', '')}"
+        )
         sys.stderr.write(f"part {index}: {part.mime_type}{size}\n")
     return EXIT_TOOL_ERROR if final.error is not None else EXIT_OK
 
@@ -707,7 +746,7 @@ def cmd_call(args: argparse.Namespace) -> int:
 # -- main ------------------------------------------------------------------------------------
 
 
-class _Parser(argparse.ArgumentParser):
+class CliParser(argparse.ArgumentParser):
     """An argument parser whose errors are one line (and exit status 2)."""
 
     def error(self, message: str) -> NoReturn:
@@ -715,21 +754,32 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(
+    parser = CliParser(
         prog="tooling",
         description="Inspect tools (schemas, flags, diagnostics) and run one from the shell.",
     )
-    parser.add_argument("--debug", action="store_true", help="show tracebacks instead of one-line errors")
-    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    parser.add_argument(
+        "--debug", action="store_true", help="show tracebacks instead of one-line errors"
+    )
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=CliParser)
 
     inspect = commands.add_parser(
         "inspect",
         help="show every tool in TARGET with its schema for a provider",
         description="Show every tool in TARGET: description, flags, schema, diagnostics.",
     )
-    inspect.add_argument("target", help="module, module:attr, path/to/file.py[:attr] or an agent directory")
-    inspect.add_argument("--provider", choices=PROVIDERS, default="gemini", help="whose schema to show (default: gemini)")
-    inspect.add_argument("--json", action="store_true", help="print one JSON document (a list of tools)")
+    inspect.add_argument(
+        "target", help="module, module:attr, path/to/file.py[:attr] or an agent directory"
+    )
+    inspect.add_argument(
+        "--provider",
+        choices=PROVIDERS,
+        default="gemini",
+        help="whose schema to show (default: gemini)",
+    )
+    inspect.add_argument(
+        "--json", action="store_true", help="print one JSON document (a list of tools)"
+    )
     inspect.add_argument("--debug", action="store_true", help=argparse.SUPPRESS)
     inspect.set_defaults(handler=cmd_inspect)
 
@@ -739,9 +789,15 @@ def build_parser() -> argparse.ArgumentParser:
         description="Run one tool outside any agent and print its response as JSON.",
     )
     call.add_argument("target", metavar="TARGET:TOOL", help="where the tool is, and its name")
-    call.add_argument("arguments", nargs="?", default="{}", metavar="JSON", help="the arguments, a JSON object")
-    call.add_argument("--timeout", type=float, default=None, metavar="S", help="give up after S seconds")
-    call.add_argument("--yes", "-y", action="store_true", help="confirm in advance if the tool asks")
+    call.add_argument(
+        "arguments", nargs="?", default="{}", metavar="JSON", help="the arguments, a JSON object"
+    )
+    call.add_argument(
+        "--timeout", type=float, default=None, metavar="S", help="give up after S seconds"
+    )
+    call.add_argument(
+        "--yes", "-y", action="store_true", help="confirm in advance if the tool asks"
+    )
     call.add_argument("--debug", action="store_true", help=argparse.SUPPRESS)
     call.set_defaults(handler=cmd_call)
     return parser
@@ -779,7 +835,9 @@ def run_cli(
     except Exception as exc:
         if debug:
             raise
-        sys.stderr.write(f"{prog}: {describe_exception(exc)} (run with --debug for the traceback)\n")
+        sys.stderr.write(
+            f"{prog}: {describe_exception(exc)} (run with --debug for the traceback)\n"
+        )
         return EXIT_TOOL_ERROR
 
 

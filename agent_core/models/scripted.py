@@ -6,21 +6,37 @@ import copy
 import json
 import os
 import re
-from collections.abc import AsyncGenerator, Mapping, Sequence
+from collections.abc import AsyncGenerator, Iterable, Mapping, Sequence
 from dataclasses import replace
-from typing import Any, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from .._content import Content, Part
 from .base import BaseLlm, LlmRequest, LlmResponse
 
-__all__ = ["ScriptExhausted", "ScriptedModel", "Turn"]
+if TYPE_CHECKING:
+    from .._events import Event
+
+__all__ = [
+    "ReplayPrompt",
+    "ScriptExhausted",
+    "ScriptedModel",
+    "Turn",
+    "load_replay",
+    "replay_message",
+]
 
 Turn: TypeAlias = LlmResponse | Content | Sequence[Part] | str | Mapping[str, Any]
 """One scripted model turn: a response, a ``Content``, a list of ``Part``s, a text, or a dict
 in the event wire shape (``{"role": "model", "parts": [...]}``) or an error
 (``{"error_code": ..., "error_message": ...}``)."""
 
+ReplayPrompt: TypeAlias = str | dict[str, Any]
+"""One user turn of a replay file: a text, ``{"confirm": true|false}`` (the answer to the
+pending confirmation request) or ``{"function_response": {"name": ..., "response": {...}}}``
+(the result of a pending long-running call; an ``"id"`` may name the call)."""
+
 _WORD = re.compile(r"\s*\S+\s*|\s+")
+_CONFIRMATION = "request_confirmation"
 
 
 class ScriptExhausted(RuntimeError):
@@ -73,29 +89,43 @@ class ScriptedModel(BaseLlm):
         The file holds a list of turns in the event wire shape (``{"role": "model",
         "parts": [...]}``, parts as ``Part.from_dict`` reads them), plain strings (text
         turns) or ``{"error_code": ..., "error_message": ...}`` (error turns); or
-        ``{"agents": {"name": [turns], ...}}`` for one script per agent.
+        ``{"agents": {"name": [turns], ...}}`` for one script per agent; or a replay file
+        (see :func:`load_replay`): an object with ``"turns"`` or ``"agents"``, whose
+        ``"prompts"`` are ignored here.
         """
-        with open(path, encoding="utf-8") as f:
-            data = json.load(f)
+        data = _read_json(path)
         try:
-            if isinstance(data, dict):
-                agents = data.get("agents")
-                if set(data) != {"agents"} or not isinstance(agents, dict):
-                    raise ValueError(
-                        'expected a list of turns or {"agents": {name: [turns]}}, '
-                        f"got an object with keys {sorted(data)}"
-                    )
-                for name, agent_turns in agents.items():
-                    if not isinstance(agent_turns, list):
-                        raise ValueError(f"the turns of agent {name!r} must be a list")
-                return cls(agents, model=model)
-            if not isinstance(data, list):
-                raise ValueError(
-                    f'expected a list of turns or {{"agents": ...}}, got {type(data).__name__}'
-                )
-            return cls(data, model=model)
+            return cls._from_data(data, model=model)
         except ValueError as exc:
             raise ValueError(f"invalid model script {os.fspath(path)!r}: {exc}") from None
+
+    @classmethod
+    def _from_data(cls, data: Any, *, model: str) -> ScriptedModel:
+        if isinstance(data, list):
+            return cls(data, model=model)
+        if not isinstance(data, dict):
+            raise ValueError(
+                f'expected a list of turns or {{"agents": ...}}, got {type(data).__name__}'
+            )
+        scripts = [key for key in ("turns", "agents") if key in data]
+        unknown = sorted(set(data) - {"turns", "agents", "prompts"})
+        if len(scripts) != 1 or unknown:
+            raise ValueError(
+                'expected a list of turns, {"agents": {name: [turns]}} or a replay object '
+                'with "turns" or "agents" (and "prompts"), got an object with keys '
+                f"{sorted(data)}"
+            )
+        if scripts == ["turns"]:
+            if not isinstance(data["turns"], list):
+                raise ValueError('"turns" must be a list of turns')
+            return cls(data["turns"], model=model)
+        agents = data["agents"]
+        if not isinstance(agents, dict):
+            raise ValueError('"agents" must map agent names to lists of turns')
+        for name, agent_turns in agents.items():
+            if not isinstance(agent_turns, list):
+                raise ValueError(f"the turns of agent {name!r} must be a list")
+        return cls(agents, model=model)
 
     @property
     def multi_agent(self) -> bool:
@@ -208,3 +238,124 @@ def _text_pieces(turn: LlmResponse) -> list[str]:
     if any(p != Part(text=p.text) or p.text is None for p in content.parts):
         return []
     return _WORD.findall(content.text)
+
+
+# -- replay files ----------------------------------------------------------------------
+
+
+def _read_json(path: str | os.PathLike[str]) -> Any:
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)
+
+
+def load_replay(
+    path: str | os.PathLike[str], *, model: str = "scripted"
+) -> tuple[ScriptedModel, list[ReplayPrompt]]:
+    """Read a replay file: the model's script and the user's turns that go with it.
+
+    The file is ``{"prompts": [...], "turns": [...]}``, or ``{"prompts": [...], "agents":
+    {name: [turns]}}`` when each agent has its own script (turns as
+    :meth:`ScriptedModel.from_json` reads them). Each prompt is a :data:`ReplayPrompt`: a
+    text, ``{"confirm": true|false}`` or ``{"function_response": {"name": ...,
+    "response": {...}}}``. Turn a prompt into the message to send with
+    :func:`replay_message`. Raises ``ValueError`` naming the file for a malformed one.
+    """
+    data = _read_json(path)
+    where = os.fspath(path)
+    try:
+        if not isinstance(data, dict):
+            raise ValueError(
+                'a replay file is an object {"prompts": [...], "turns": [...]} (or "agents" '
+                f'instead of "turns"), got {type(data).__name__}'
+            )
+        prompts = data.get("prompts", [])
+        if not isinstance(prompts, list):
+            raise ValueError('"prompts" must be a list')
+        for i, prompt in enumerate(prompts):
+            _check_prompt(prompt, where=f"prompt {i}")
+        scripted = ScriptedModel._from_data(data, model=model)
+    except ValueError as exc:
+        raise ValueError(f"invalid replay file {where!r}: {exc}") from None
+    return scripted, list(prompts)
+
+
+def _check_prompt(prompt: Any, *, where: str) -> None:
+    if isinstance(prompt, str):
+        return
+    if isinstance(prompt, dict) and set(prompt) == {"confirm"}:
+        if not isinstance(prompt["confirm"], bool):
+            raise ValueError(f'{where}: "confirm" must be true or false')
+        return
+    if isinstance(prompt, dict) and set(prompt) == {"function_response"}:
+        body = prompt["function_response"]
+        if (
+            isinstance(body, dict)
+            and isinstance(body.get("name"), str)
+            and isinstance(body.get("response"), dict)
+            and set(body) <= {"name", "response", "id"}
+        ):
+            return
+        raise ValueError(
+            f'{where}: expected {{"function_response": {{"name": "...", "response": {{...}}}}}}'
+        )
+    raise ValueError(
+        f'{where}: a prompt is a string, {{"confirm": true|false}} or '
+        f'{{"function_response": {{"name": ..., "response": {{...}}}}}}, got {prompt!r}'
+    )
+
+
+def replay_message(prompt: ReplayPrompt, events: Iterable[Event]) -> str | Content:
+    """The message that plays ``prompt`` after ``events`` (the session's events so far).
+
+    A text is sent as it is. ``{"confirm": bool}`` answers every confirmation request
+    still pending (a ``request_confirmation`` function response ``{"confirmed": bool}``
+    to each request's id). ``{"function_response": {"name", "response"}}`` answers the
+    latest pending long-running call of that name (or the call ``"id"`` names). Raises
+    ``ValueError`` when nothing is pending to answer.
+    """
+    _check_prompt(prompt, where="prompt")
+    if isinstance(prompt, str):
+        return prompt
+    history = list(events)
+    answered: dict[str, int] = {}
+    for index, event in enumerate(history):
+        for response in event.get_function_responses():
+            if response.id:
+                answered[response.id] = index
+
+    def open_after(call_id: str | None, index: int) -> bool:
+        return bool(call_id) and answered.get(call_id or "", -1) <= index
+
+    if "confirm" in prompt:
+        parts = []
+        for index, event in enumerate(history):
+            for call in event.get_function_calls():
+                if call.name != _CONFIRMATION:
+                    continue
+                original = call.args.get("originalFunctionCall") or {}
+                if open_after(call.id, index) and open_after(original.get("id"), index):
+                    parts.append(
+                        Part.from_function_response(
+                            _CONFIRMATION, {"confirmed": prompt["confirm"]}, id=call.id
+                        )
+                    )
+        if not parts:
+            raise ValueError("no confirmation request is pending: nothing to confirm")
+        return Content("user", parts)
+
+    body = prompt["function_response"]
+    call_id = body.get("id")
+    if call_id is None:
+        for index, event in enumerate(history):
+            for call in event.get_function_calls():
+                if (
+                    call.name == body["name"]
+                    and call.id in (event.long_running_tool_ids or ())
+                    and open_after(call.id, index)
+                ):
+                    call_id = call.id
+        if call_id is None:
+            raise ValueError(f"no long-running call of {body['name']!r} is waiting for a result")
+    return Content(
+        "user", [Part.from_function_response(body["name"], dict(body["response"]), id=call_id)]
+    )

@@ -1,0 +1,567 @@
+"""The ``agent-core`` command: chat with an agent folder from the shell.
+
+``agent-core run AGENT_DIR [--replay FILE] [--session-db PATH] [--session ID] [--user U]
+[--json] [--scope S]``
+
+``AGENT_DIR/agent.py`` must define ``root_agent`` (an :class:`agent_core.Agent`). It is
+imported by path (under its dotted name when the folder is a package, else under a name
+unique to the folder), so example folders with relative imports work.
+
+Live or replay
+    With ``GOOGLE_API_KEY`` or ``GEMINI_API_KEY`` set and no ``--replay``, the agents use
+    their own models. Otherwise the run replays ``--replay FILE`` or
+    ``AGENT_DIR/replay.json`` (``{"prompts": [...], "turns": [...]}``, or ``"agents":
+    {name: [turns]}`` instead of ``"turns"``): a ``ScriptedModel`` playing its turns
+    becomes the model of every agent in the tree (agents behind an ``AgentTool``
+    included), and ``agent.py``'s optional ``REPLAY_ENV`` mapping is put in the
+    environment. One line on stderr says which it is.
+
+What the user says
+    On a terminal: an interactive chat (``you>``; ``exit`` or end-of-file ends it), and
+    a confirmation request is asked at the prompt (``[y/N]``). Otherwise each line of
+    stdin is a user turn (``y``/``n`` answer a pending confirmation; a line holding a JSON
+    prompt such as ``{"confirm": true}`` or ``{"function_response": {...}}`` is read as
+    one); when stdin gives nothing, the replay file's ``prompts`` are played, so
+    ``agent-core run examples/function_tools < /dev/null`` runs the whole scripted
+    conversation. ``agent.py``'s optional ``async def prepare(runner, session)`` is called
+    once before the first turn.
+
+Output
+    ``user> ...``, ``[agent] calls tool(args)``, ``[agent] tool -> response``, progress as
+    ``  [stdout] ...``, intermediate responses as ``[agent] tool ~> ...``, answers as
+    ``[agent] text``, errors as ``! code: message``. ``--json`` prints every event as one
+    JSON line (``Event.to_json()``) instead. Exit status 1 when an error event occurred
+    (a model failure, a replay that ran out of turns), 2 for usage errors.
+
+Sessions
+    In memory by default; ``--session-db PATH`` keeps them in SQLite, so running again
+    with the same ``--session ID`` (and ``--user``) continues the conversation, a pending
+    confirmation included.
+
+Errors (bad folder, no ``root_agent``, no key and no replay, an unreadable replay) are one
+line on stderr and a non-zero exit status, never a traceback; ``--debug`` re-raises.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import inspect
+import json
+import os
+import sqlite3
+import sys
+import uuid
+from collections import deque
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from tooling.cli import (
+    EXIT_OK,
+    EXIT_TOOL_ERROR,
+    CliError,
+    CliParser,
+    load_agent_dir,
+    one_line,
+    run_cli,
+)
+
+from ._agent import Agent, AgentTool
+from ._content import Content, FunctionCall, Part
+from ._events import Event
+from ._runner import RunConfig, Runner
+from .models.scripted import ReplayPrompt, ScriptedModel, load_replay, replay_message
+from .services.memory import InMemoryMemoryService
+from .sessions.base import BaseSessionService, Session
+from .sessions.memory import InMemorySessionService
+from .sessions.sqlite import SqliteSessionService
+
+__all__ = ["agents_in", "describe_event", "main", "pending_requests"]
+
+NO_REPLAY = "no API key and no replay file: set GOOGLE_API_KEY or pass --replay FILE"
+REQUEST_CONFIRMATION = "request_confirmation"
+REQUEST_CREDENTIAL = "request_credential"
+_REQUESTS = (REQUEST_CONFIRMATION, REQUEST_CREDENTIAL)
+_YES = ("y", "yes")
+_NO = ("n", "no")
+_RESPONSE_LIMIT = 2000
+
+
+def agents_in(root: Agent) -> Iterator[Agent]:
+    """Every agent of the tree, agents behind ``AgentTool``s included, each once."""
+    seen: set[int] = set()
+    pending = [root]
+    while pending:
+        for agent in pending.pop().walk():
+            if id(agent) in seen:
+                continue
+            seen.add(id(agent))
+            yield agent
+            pending.extend(t.agent for t in agent.tools if isinstance(t, AgentTool))
+
+
+def pending_requests(events: Sequence[Event]) -> list[FunctionCall]:
+    """Confirmation and credential requests that still wait for the user's answer.
+
+    A request is open while neither it nor the call it holds has a response in a later
+    event.
+    """
+    answered: dict[str, int] = {}
+    for index, event in enumerate(events):
+        for response in event.get_function_responses():
+            if response.id:
+                answered[response.id] = index
+    found: list[FunctionCall] = []
+    for index, event in enumerate(events):
+        for call in event.get_function_calls():
+            if call.name not in _REQUESTS or not call.id:
+                continue
+            original = call.args.get("originalFunctionCall") or {}
+            held = original.get("id") if isinstance(original, dict) else None
+            if answered.get(call.id, -1) <= index and answered.get(held or "", -1) <= index:
+                found.append(call)
+    return found
+
+
+# -- printing --------------------------------------------------------------------------------
+
+
+def _json(value: Any, limit: int = _RESPONSE_LIMIT) -> str:
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _call_text(name: str, args: Any) -> str:
+    if isinstance(args, dict):
+        inner = ", ".join(f"{key}={_json(value, 300)}" for key, value in args.items())
+        return f"{name}({inner})"
+    return f"{name}({_json(args, 300)})"
+
+
+def _response_text(response: dict[str, Any]) -> str:
+    error = response.get("error")
+    if response.get("status") == "error" and isinstance(error, dict):
+        return f"! {error.get('code', 'error')}: {error.get('message', '')}"
+    return _json(response)
+
+
+def describe_event(event: Event) -> list[str]:
+    """An event as readable lines (empty for streamed text pieces)."""
+    who = f"[{event.author}]"
+    lines: list[str] = []
+    if event.progress is not None:
+        item = event.progress
+        if item.dropped:
+            return [f"  [{item.stream}] {item.chunk} ({item.dropped} chunks dropped)"]
+        return [f"  [{item.stream}] {line}" for line in item.chunk.rstrip("\n").split("\n")]
+    content = event.content
+    for part in content.parts if content is not None else []:
+        call, response = part.function_call, part.function_response
+        if call is not None and call.name in _REQUESTS:
+            original = call.args.get("originalFunctionCall") or {}
+            held = _call_text(str(original.get("name", "?")), original.get("args", {}))
+            if call.name == REQUEST_CONFIRMATION:
+                hint = (call.args.get("toolConfirmation") or {}).get("hint", "")
+                lines.append(f"{who} asks to confirm {held}: {hint}".rstrip(": "))
+            else:
+                lines.append(f"{who} needs a credential for {held}")
+        elif call is not None:
+            lines.append(f"{who} calls {_call_text(call.name, call.args)}")
+        elif response is not None:
+            arrow = "~>" if event.partial or response.will_continue else "->"
+            extra = ""
+            for piece in response.parts or []:
+                if piece.inline_data is not None:
+                    extra += (
+                        f" (+ {piece.inline_data.mime_type}, {len(piece.inline_data.data)} bytes)"
+                    )
+                elif piece.file_data is not None:
+                    extra += f" (+ {piece.file_data.mime_type} {piece.file_data.uri})"
+            lines.append(
+                f"{who} {response.name} {arrow} {_response_text(response.response)}{extra}"
+            )
+        elif part.text and not part.thought and not event.partial:
+            lines.append(f"{who} {part.text.strip()}")
+    if event.actions.transfer_to_agent:
+        lines.append(f"{who} hands the conversation to {event.actions.transfer_to_agent}")
+    if event.error_code is not None:
+        lines.append(f"! {event.error_code}: {event.error_message or ''}".rstrip())
+    return lines
+
+
+def _describe_prompt(prompt: ReplayPrompt) -> str:
+    if isinstance(prompt, str):
+        return f"user> {prompt}"
+    if "confirm" in prompt:
+        return "user> [" + ("confirms" if prompt["confirm"] else "declines") + "]"
+    body = prompt.get("function_response") or {}
+    return f"user> [result of {body.get('name')}: {_json(body.get('response'), 300)}]"
+
+
+class _Output:
+    """Where the conversation goes: readable lines, or one JSON line per event."""
+
+    def __init__(self, as_json: bool) -> None:
+        self.as_json = as_json
+        self.errors = 0
+
+    def event(self, event: Event) -> None:
+        if event.error_code is not None:
+            self.errors += 1
+        if self.as_json:
+            sys.stdout.write(event.to_json() + "\n")
+        else:
+            for line in describe_event(event):
+                sys.stdout.write(line + "\n")
+        sys.stdout.flush()
+
+    def user(self, prompt: ReplayPrompt) -> None:
+        if not self.as_json:
+            sys.stdout.write(_describe_prompt(prompt) + "\n")
+            sys.stdout.flush()
+
+    def line(self, text: str) -> None:
+        sys.stdout.write(text + "\n")
+        sys.stdout.flush()
+
+    def note(self, text: str) -> None:
+        sys.stderr.write(f"agent-core: {text}\n")
+        sys.stderr.flush()
+
+    def problem(self, code: str, text: str) -> None:
+        """An error of the command itself (not an event): counted like an error event."""
+        self.errors += 1
+        if self.as_json:
+            self.note(f"{code}: {text}")
+        else:
+            sys.stdout.write(f"! {code}: {text}\n")
+            sys.stdout.flush()
+
+
+# -- reading the user ------------------------------------------------------------------------
+
+
+def _read_line(prompt: str, as_json: bool) -> str | None:
+    """One line from the terminal, or None at end of input."""
+    if as_json:  # stdout holds JSON lines only: ask on stderr
+        sys.stderr.write(prompt)
+        sys.stderr.flush()
+        line = sys.stdin.readline()
+        return line.rstrip("\n") if line else None
+    try:
+        return input(prompt)
+    except EOFError:
+        sys.stdout.write("\n")
+        return None
+
+
+def _structured(line: str) -> ReplayPrompt:
+    """A typed line: a JSON prompt when it is one, else text."""
+    text = line.strip()
+    if text.startswith("{"):
+        try:
+            value = json.loads(text)
+        except ValueError:
+            return text
+        if isinstance(value, dict) and set(value) in ({"confirm"}, {"function_response"}):
+            return value
+    return text
+
+
+def _stdin_prompts() -> list[ReplayPrompt]:
+    return [_structured(line) for line in sys.stdin.read().splitlines() if line.strip()]
+
+
+# -- the conversation ------------------------------------------------------------------------
+
+
+class _Conversation:
+    """One session of one runner, driven from the command line."""
+
+    def __init__(
+        self,
+        runner: Runner,
+        user_id: str,
+        session_id: str,
+        out: _Output,
+        run_config: RunConfig,
+        live: bool,
+    ) -> None:
+        self.runner = runner
+        self.user_id = user_id
+        self.session_id = session_id
+        self.out = out
+        self.config = run_config
+        self.live = live
+
+    def session(self) -> Session:
+        async def get() -> Session:
+            service = self.runner.session_service
+            found = await service.get_session(
+                app_name=self.runner.app_name, user_id=self.user_id, session_id=self.session_id
+            )
+            if found is None:
+                found = await service.create_session(
+                    app_name=self.runner.app_name, user_id=self.user_id, session_id=self.session_id
+                )
+            return found
+
+        return asyncio.run(get())
+
+    def send(self, message: str | Content) -> None:
+        waiting: dict[str, tuple[str, str]] = {}  # long-running call id -> (agent, tool)
+        for event in self.runner.run(
+            user_id=self.user_id,
+            session_id=self.session_id,
+            new_message=message,
+            run_config=self.config,
+        ):
+            self.out.event(event)
+            for call in event.get_function_calls():
+                long_running = event.long_running_tool_ids or ()
+                if call.id and call.id in long_running and call.name not in _REQUESTS:
+                    waiting[call.id] = (event.author, call.name)
+            if not event.partial:
+                for response in event.get_function_responses():
+                    waiting.pop(response.id or "", None)
+        if not self.out.as_json:
+            for agent, name in waiting.values():
+                self.out.line(
+                    f"[{agent}] {name} is still running; send its result as "
+                    f'{{"function_response": {{"name": "{name}", "response": {{...}}}}}}'
+                )
+
+    def pending(self) -> list[FunctionCall]:
+        return pending_requests(self.session().events)
+
+    def play(self, prompt: ReplayPrompt, *, echo: bool = True) -> bool:
+        """Send one scripted or piped prompt; False when it cannot be played."""
+        if isinstance(prompt, str):
+            answer = prompt.strip().lower()
+            if answer in _YES + _NO and any(r.name == REQUEST_CONFIRMATION for r in self.pending()):
+                prompt = {"confirm": answer in _YES}
+            else:
+                if echo:
+                    self.out.user(prompt)
+                self.send(prompt)
+                return True
+        if echo:
+            self.out.user(prompt)
+        try:
+            message = replay_message(prompt, self.session().events)
+        except ValueError as exc:
+            if self.live:
+                self.out.note(f"skipped {one_line(_describe_prompt(prompt))!r}: {exc}")
+                return True
+            self.out.problem("replay", f"{exc}")
+            return False
+        self.send(message)
+        return True
+
+    def scripted(self, prompts: Sequence[ReplayPrompt]) -> None:
+        queue = deque(prompts)
+        while queue:
+            if not self.play(queue.popleft()):
+                return
+        left = self.pending()
+        if left:
+            names = ", ".join(
+                str((r.args.get("originalFunctionCall") or {}).get("name")) for r in left
+            )
+            self.out.note(
+                f"the conversation ends waiting for the user ({names}); answer with y/n on "
+                "stdin (with --session-db and the same --session to continue it)"
+            )
+
+    def interactive(self) -> None:
+        self.answer_pending()
+        while True:
+            line = _read_line("you> ", self.out.as_json)
+            if line is None or line.strip().lower() in ("exit", "quit"):
+                return
+            if not line.strip():
+                continue
+            self.play(_structured(line), echo=False)
+            self.answer_pending()
+
+    def answer_pending(self) -> None:
+        """Ask the user about each open request; resume with their answers."""
+        while True:
+            requests = self.pending()
+            replies: list[Part] = []
+            for request in requests:
+                original = request.args.get("originalFunctionCall") or {}
+                name = str(original.get("name", "?"))
+                if request.name != REQUEST_CONFIRMATION:
+                    self.out.note(f"{name} needs a credential, which this command cannot supply")
+                    continue
+                hint = str((request.args.get("toolConfirmation") or {}).get("hint", ""))
+                if hint and hint != f"Confirm running {name}.":
+                    sys.stderr.write(f"{name}: {hint}\n")
+                question = f"Confirm {name} {_json(original.get('args', {}), 300)}? [y/N] "
+                answer = _read_line(question, self.out.as_json)
+                confirmed = answer is not None and answer.strip().lower() in _YES
+                replies.append(
+                    Part.from_function_response(
+                        REQUEST_CONFIRMATION, {"confirmed": confirmed}, id=request.id
+                    )
+                )
+            if not replies:
+                return
+            self.send(Content("user", replies))
+
+
+# -- the command -------------------------------------------------------------------------------
+
+
+def _has_api_key() -> bool:
+    return bool(os.environ.get("GOOGLE_API_KEY") or os.environ.get("GEMINI_API_KEY"))
+
+
+def _root_agent(module: ModuleType, folder: Path) -> Agent:
+    root = getattr(module, "root_agent", None)
+    if root is None:
+        raise CliError(f"{folder / 'agent.py'} defines no root_agent")
+    if not isinstance(root, Agent):
+        kind = type(root).__name__
+        raise CliError(f"root_agent in {folder / 'agent.py'} is a {kind}, not an agent_core.Agent")
+    return root
+
+
+def _read_replay(path: Path) -> tuple[ScriptedModel, list[ReplayPrompt]]:
+    try:
+        return load_replay(path)
+    except OSError as exc:
+        raise CliError(f"cannot read replay file {path}: {exc.strerror or exc}") from exc
+    except ValueError as exc:  # json.JSONDecodeError included
+        text = str(exc)
+        raise CliError(
+            text if str(path) in text else f"invalid replay file {path}: {text}"
+        ) from exc
+
+
+def _session_service(path: str | None) -> BaseSessionService:
+    if path is None:
+        return InMemorySessionService()
+    try:
+        return SqliteSessionService(path)
+    except (sqlite3.Error, OSError) as exc:
+        raise CliError(f"cannot open session database {path}: {exc}") from exc
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    folder = Path(args.agent_dir)
+    if not folder.is_dir():
+        raise CliError(f"not a directory: {args.agent_dir}")
+    if not (folder / "agent.py").is_file():
+        raise CliError(f"{args.agent_dir} has no agent.py (it must define root_agent)")
+    replay = Path(args.replay) if args.replay is not None else folder / "replay.json"
+    live = _has_api_key() and args.replay is None
+    if args.replay is not None and not replay.is_file():
+        raise CliError(f"replay file not found: {args.replay}")
+    if not live and not replay.is_file():
+        raise CliError(NO_REPLAY)
+
+    module = load_agent_dir(folder)
+    root = _root_agent(module, folder)
+    out = _Output(args.json)
+    prompts: list[ReplayPrompt] = []
+    if live:
+        if replay.is_file():
+            prompts = _read_replay(replay)[1]
+        out.note("live run: the agents use their own models (GOOGLE_API_KEY/GEMINI_API_KEY is set)")
+    else:
+        scripted, prompts = _read_replay(replay)
+        for agent in agents_in(root):
+            agent._model = scripted
+        env = getattr(module, "REPLAY_ENV", None) or {}
+        os.environ.update({str(k): str(v) for k, v in dict(env).items()})
+        why = "--replay given" if args.replay is not None else "no GOOGLE_API_KEY"
+        out.note(f"replaying {replay} with a ScriptedModel ({why}): no model is called")
+
+    interactive = sys.stdin.isatty()
+    piped: list[ReplayPrompt] = [] if interactive else _stdin_prompts()
+    if not interactive and not piped and not prompts:
+        raise CliError("nothing to say: stdin is empty and there are no replay prompts")
+
+    service = _session_service(args.session_db)
+    session_id = args.session or f"cli-{uuid.uuid4().hex[:12]}"
+    if args.session_db is not None and args.session is None:
+        out.note(f"session {session_id} (continue it with --session {session_id})")
+    config = RunConfig(granted_scopes=frozenset(args.scope or ()))
+    runner = Runner(
+        root,
+        app_name=folder.resolve().name,
+        session_service=service,
+        memory_service=InMemoryMemoryService(),
+    )
+    try:
+        talk = _Conversation(runner, args.user, session_id, out, config, live)
+        try:
+            session = talk.session()
+        except (sqlite3.Error, OSError) as exc:
+            raise CliError(f"cannot use session database {args.session_db}: {exc}") from exc
+        if args.session is not None and session.events:
+            out.note(f"continuing session {session_id} ({len(session.events)} events so far)")
+        prepare = getattr(module, "prepare", None)
+        if callable(prepare):
+
+            async def seed() -> None:
+                result = prepare(runner, session)
+                if inspect.isawaitable(result):
+                    await result
+
+            asyncio.run(seed())
+        if interactive:
+            talk.interactive()
+        else:
+            talk.scripted(piped or prompts)
+    finally:
+        runner.close()
+        if isinstance(service, SqliteSessionService):
+            service.close()
+    return EXIT_TOOL_ERROR if out.errors else EXIT_OK
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = CliParser(prog="agent-core", description="Run an agent folder from the shell.")
+    parser.add_argument(
+        "--debug", action="store_true", help="show tracebacks instead of one-line errors"
+    )
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=CliParser)
+    run = commands.add_parser(
+        "run",
+        help="chat with AGENT_DIR/agent.py's root_agent (live with a key, else its replay)",
+        description=(
+            "Chat with AGENT_DIR/agent.py's root_agent: live with GOOGLE_API_KEY, otherwise "
+            "replaying AGENT_DIR/replay.json (or --replay FILE). Without a terminal, user turns "
+            "come from stdin lines, or from the replay's prompts when stdin is empty."
+        ),
+    )
+    run.add_argument(
+        "agent_dir", metavar="AGENT_DIR", help="a folder with agent.py defining root_agent"
+    )
+    run.add_argument("--replay", metavar="FILE", help="replay this file (even with an API key)")
+    run.add_argument("--session-db", metavar="PATH", help="keep sessions in this SQLite file")
+    run.add_argument(
+        "--session", metavar="ID", help="the session id (continue one with --session-db)"
+    )
+    run.add_argument("--user", default="user", metavar="USER", help="the user id (default: user)")
+    run.add_argument("--json", action="store_true", help="print each event as one JSON line")
+    run.add_argument(
+        "--scope", action="append", metavar="SCOPE", help="grant a scope to the tools (repeatable)"
+    )
+    run.add_argument("--debug", action="store_true", help=argparse.SUPPRESS)
+    run.set_defaults(handler=cmd_run)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``agent-core`` command."""
+    return run_cli("agent-core", build_parser(), argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
