@@ -828,9 +828,9 @@ def run_cli(
             raise
         sys.stderr.write(f"\n{prog}: interrupted\n")
         return EXIT_INTERRUPTED
-    except BrokenPipeError:
-        with suppress(OSError):
-            sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - silence the flush at exit
+    except BrokenPipeError:  # the reader went away (``| head``): stop quietly
+        with suppress(OSError, ValueError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_TOOL_ERROR
     except Exception as exc:
         if debug:
