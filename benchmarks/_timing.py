@@ -10,13 +10,28 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import os
 import statistics
+import subprocess
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Case", "fmt_ns", "loop", "measure", "set_clock", "table"]
+__all__ = [
+    "Case",
+    "clock",
+    "fmt_ns",
+    "fmt_ratio",
+    "fresh_process_ns",
+    "load_avg",
+    "loop",
+    "measure",
+    "ratio",
+    "set_clock",
+    "table",
+    "verdict",
+]
 
 _clock = time.perf_counter_ns
 
@@ -30,6 +45,11 @@ def set_clock(name: str) -> None:
     """
     global _clock
     _clock = {"wall": time.perf_counter_ns, "cpu": time.thread_time_ns}[name]
+
+
+def clock() -> Callable[[], int]:
+    """The clock chosen by :func:`set_clock` (a nanosecond counter), for hand-made timing."""
+    return _clock
 
 
 #: The one event loop every async case runs in (created on first use).
@@ -162,3 +182,51 @@ def table(title: str, header: list[str], rows: list[list[str]], notes: Sequence[
     out += [line(row) for row in rows]
     out += [f"  note: {n}" for n in notes]
     return "\n".join(out) + "\n"
+
+
+def ratio(ours: float | None, base: float | None) -> float | None:
+    """``ours / base``, or None when either is missing or the base is not positive."""
+    if ours is None or base is None or base <= 0:
+        return None
+    return ours / base
+
+
+def fmt_ratio(r: float | None) -> str:
+    return "n/a" if r is None else f"{r:.2f}×"
+
+
+def verdict(ok: bool | None) -> str:
+    """``yes``/``NO`` against a target; empty when there is no target or no number."""
+    return "" if ok is None else ("yes" if ok else "NO")
+
+
+def load_avg() -> str:
+    """``load avg 1.00 0.90 0.80`` (1, 5, 15 minutes), or empty where unknown."""
+    try:
+        return "load avg " + " ".join(f"{x:.2f}" for x in os.getloadavg())
+    except OSError:
+        return ""
+
+
+def fresh_process_ns(
+    python: str, commands: Mapping[str, str], *, runs: int, cwd: str
+) -> dict[str, float]:
+    """Median wall time of ``python -c CODE`` for each command, in fresh interpreters.
+
+    Each command runs once first (file cache, ``.pyc`` files), then ``runs`` times,
+    interleaved with the others. ``PYTHON*`` variables are not passed on.
+    """
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
+
+    def once(code: str) -> int:
+        start = time.perf_counter_ns()
+        subprocess.run([python, "-c", code], cwd=cwd, env=env, check=True)
+        return time.perf_counter_ns() - start
+
+    for code in commands.values():
+        once(code)
+    samples: dict[str, list[int]] = {name: [] for name in commands}
+    for _ in range(runs):
+        for name, code in commands.items():
+            samples[name].append(once(code))
+    return {name: statistics.median(s) for name, s in samples.items()}

@@ -37,7 +37,19 @@ from typing import Any
 
 import _functions as F
 import pydantic
-from _timing import Case, fmt_ns, loop, measure, set_clock, table
+from _timing import (
+    Case,
+    fmt_ns,
+    fmt_ratio,
+    fresh_process_ns,
+    load_avg,
+    loop,
+    measure,
+    ratio,
+    set_clock,
+    table,
+    verdict,
+)
 from pydantic import create_model, validate_call
 
 import tooling
@@ -93,20 +105,6 @@ QUICK = Config(
 
 
 # -- helpers ----------------------------------------------------------------------------------
-
-
-def ratio(ours: float | None, base: float | None) -> float | None:
-    if ours is None or base is None or base <= 0:
-        return None
-    return ours / base
-
-
-def fmt_ratio(r: float | None) -> str:
-    return "n/a" if r is None else f"{r:.2f}×"
-
-
-def verdict(ok: bool | None) -> str:
-    return "" if ok is None else ("yes" if ok else "NO")
 
 
 def plain_wrap(func: Any) -> Any:
@@ -420,19 +418,7 @@ def bench_import(cfg: Config) -> str:
     }
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
     cwd = str(HERE)  # not the project root: import what is installed, as a user would
-
-    def once(code: str) -> int:
-        start = time.perf_counter_ns()
-        subprocess.run([py, "-c", code], cwd=cwd, env=env, check=True)
-        return time.perf_counter_ns() - start
-
-    for code in commands.values():  # warm the file cache and .pyc files
-        once(code)
-    samples: dict[str, list[int]] = {name: [] for name in commands}
-    for _ in range(cfg.import_runs):
-        for name, code in commands.items():
-            samples[name].append(once(code))
-    med = {name: statistics.median(s) for name, s in samples.items()}
+    med = fresh_process_ns(py, commands, runs=cfg.import_runs, cwd=cwd)
     ours, base = med["tooling"] - med["empty"], med["pydantic"] - med["empty"]
     r = ratio(ours, base)
 
@@ -704,10 +690,7 @@ def main() -> int:
         return not only or section in only
 
     started = time.perf_counter()
-    try:
-        load = "load avg " + " ".join(f"{x:.2f}" for x in os.getloadavg())
-    except OSError:
-        load = ""
+    load = load_avg()
     print(
         f"tooling benchmark ({'quick' if opts.quick else 'full'}):"
         f" Python {platform.python_version()},"
