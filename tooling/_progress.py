@@ -32,6 +32,19 @@ DEFAULT_MAX_WAIT = 0.05
 Item = ToolProgress | ToolResponse
 
 
+class _NoRoom:
+    """Stands in for the condition of a channel nobody reads (never waited on)."""
+
+    def notify(self, n: int = 1) -> None:
+        pass
+
+    def notify_all(self) -> None:
+        pass
+
+
+_NO_ROOM: Any = _NoRoom()
+
+
 class CallProgress:
     """One call's side of the channel: its budget and its current run of drops."""
 
@@ -75,7 +88,8 @@ class ProgressChannel:
         self._loop = loop
         self._loop_thread = threading.get_ident()
         self._lock = threading.Lock()
-        self._room = threading.Condition(self._lock)
+        # Without a consumer nothing waits for room: skip building the condition.
+        self._room = threading.Condition(self._lock) if consumer else _NO_ROOM
         self._items: deque[Item] = deque()
         self._progress_queued = 0  # progress items (markers included) in the queue
         self._reserved = 0  # marker slots held by runs of drops
@@ -83,8 +97,14 @@ class ProgressChannel:
         self._wake_pending = False
         self._closed = False
         self._async_room: asyncio.Event | None = None
+        self._silent: CallProgress | None = None
 
     def for_call(self, call_id: str, name: str) -> CallProgress:
+        """The progress sink of one call (one shared do-nothing sink without a consumer)."""
+        if not self.consumer:
+            if self._silent is None:
+                self._silent = CallProgress(self, "", "")
+            return self._silent
         return CallProgress(self, call_id, name)
 
     # -- producers ---------------------------------------------------------------------
@@ -141,6 +161,8 @@ class ProgressChannel:
 
     def put_final(self, response: ToolResponse, call: CallProgress | None = None) -> None:
         """Queue a final response (never dropped), after the call's pending marker."""
+        if not self.consumer:
+            return
         with self._lock:
             if call is not None:
                 self._queue_marker(call)
@@ -151,6 +173,9 @@ class ProgressChannel:
 
     def finish(self) -> None:
         """No more items will come: the consumer stops once the queue is empty."""
+        if not self.consumer:
+            self._closed = True
+            return
         with self._lock:
             self._closed = True
             self._room.notify_all()

@@ -14,9 +14,9 @@ import time
 import weakref
 from collections import ChainMap
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable, Mapping, Sequence
-from contextlib import asynccontextmanager, nullcontext
+from contextlib import asynccontextmanager
 from enum import Enum
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 from pydantic_core import to_json
 
@@ -263,6 +263,7 @@ class _Dispatch:
         self.responses: list[ToolResponse | None] = [None] * len(self.calls)
         self.pending: set[int] = set()
         self.finished_deltas: dict[int, dict[str, Any]] = {}
+        self.contexts: dict[int, ToolContext] = {}
         limit = scheduler.max_concurrency
         self.slots = asyncio.Semaphore(limit) if limit is not None else None
 
@@ -352,27 +353,17 @@ class _Dispatch:
         call = self.calls[index]
         started = time.perf_counter()
         progress = self.channel.for_call(call.id, call.name)
-        ctx: ToolContext | None = None
         try:
             tool = self._tool(call)
             # The call starts when it has a slot: only then is its context made, so it
             # sees the writes of every call that finished while it waited for one.
-            async with self.slots if self.slots is not None else nullcontext():
+            if self.slots is None:
                 started = time.perf_counter()
-                ctx = self._context(index, call, progress)
-                confirmed = await self._check_confirmation(tool, call, ctx)
-                hooks = self.scheduler.hooks
-                replaced = await hooks.before(tool, call, ctx) if hooks is not None else None
-                if replaced is not None:
-                    response = ToolResponse(id=call.id, name=call.name, response=replaced)
-                else:
-                    response = await self._execute(tool, call, ctx, started)
-                self._check_requests(tool, call, ctx, confirmed)
-            if hooks is not None:
-                after = await hooks.after(tool, call, ctx, response.response)
-                if after is not None:
-                    response.response = after
-                    response.full_response = None
+                response = await self._call(index, tool, call, progress, started)
+            else:
+                async with self.slots:
+                    started = time.perf_counter()
+                    response = await self._call(index, tool, call, progress, started)
         except _Pending as pending:
             self.pending.add(index)
             response = ToolResponse(
@@ -394,12 +385,14 @@ class _Dispatch:
             failure = ToolError(
                 f"{type(exc).__name__}: {exc}"
                 if self.scheduler.expose_errors
-                else f"tool {call.name!r} failed with {type(exc).__name__} (the error text is not shown)",
+                else f"tool {call.name!r} failed with {type(exc).__name__} "
+                "(the error text is not shown)",
                 code="tool.failed",
             )
             failure.__cause__ = exc
             response = _error_response(call, failure, started, exc)
-        if ctx is not None:
+        ctx = self.contexts.get(index)
+        if ctx is not None and ctx.actions.state_delta:
             self.finished_deltas[index] = ctx.actions.state_delta
         if logger.isEnabledFor(logging.DEBUG):
             logger.debug(
@@ -411,6 +404,41 @@ class _Dispatch:
             )
         self._finish(index, response, progress)
 
+    async def _call(
+        self, index: int, tool: BaseTool, call: ToolCall, progress: CallProgress, started: float
+    ) -> ToolResponse:
+        """Confirmation, hooks and the run itself, for a call that has its slot."""
+        hooks = self.scheduler.hooks
+        ctx = self._context(index, call, progress) if self._uses_context(tool) else None
+        confirmed = (
+            False
+            if tool.require_confirmation is False and call.id not in self.confirmations
+            else await self._check_confirmation(tool, call, ctx)
+        )
+        if hooks is not None and ctx is not None:
+            replaced = await hooks.before(tool, call, ctx)
+            if replaced is not None:
+                response = ToolResponse(id=call.id, name=call.name, response=replaced)
+            else:
+                response = await self._execute(tool, call, ctx, started)
+            self._check_requests(tool, call, ctx, confirmed)
+            after = await hooks.after(tool, call, ctx, response.response)
+            if after is not None:
+                response.response = after
+                response.full_response = None
+            return response
+        response = await self._execute(tool, call, ctx, started)
+        if ctx is not None:
+            self._check_requests(tool, call, ctx, confirmed)
+        return response
+
+    def _uses_context(self, tool: BaseTool) -> bool:
+        """Whether the call needs a context: a function tool that takes none, with no hooks
+        to hand one to, can do without (its actions and state writes would be empty)."""
+        if self.scheduler.hooks is not None or not isinstance(tool, FunctionTool):
+            return True
+        return tool.spec.context_parameter is not None
+
     def _tool(self, call: ToolCall) -> BaseTool:
         tool = self.scheduler._tools.get(call.name)
         if tool is None:
@@ -419,7 +447,7 @@ class _Dispatch:
                 f"there is no tool named {call.name!r}; the tools are: {names}",
                 code="tool.not_found",
             )
-        missing = sorted(set(tool.scopes) - self.granted_scopes)
+        missing = sorted(set(tool.scopes) - self.granted_scopes) if tool.scopes else None
         if missing:
             raise ToolError(
                 f"tool {tool.name!r} needs scopes that were not granted: {', '.join(missing)}",
@@ -433,14 +461,17 @@ class _Dispatch:
         else:
             ctx = self.context_factory(call)
         ctx._progress_sink = progress
+        self.contexts[index] = ctx
         if self.finished_deltas:
             # This call sees the writes of the calls that finished before it started,
             # a later call's write winning over an earlier one's.
             earlier = [self.finished_deltas[i] for i in sorted(self.finished_deltas, reverse=True)]
-            ctx.state._base = ChainMap(*earlier, dict(ctx.state._base))
+            ctx.state._base = ChainMap(*earlier, cast("dict[str, Any]", ctx.state._base))
         return ctx
 
-    async def _check_confirmation(self, tool: BaseTool, call: ToolCall, ctx: ToolContext) -> bool:
+    async def _check_confirmation(
+        self, tool: BaseTool, call: ToolCall, ctx: ToolContext | None
+    ) -> bool:
         """Whether the user confirmed this call; raises ``_Pending`` when they must first."""
         rule = tool.require_confirmation
         answer = self.confirmations.get(call.id)
@@ -456,7 +487,8 @@ class _Dispatch:
         if answer is not None and answer.fingerprint == print_:
             if not answer.confirmed:
                 raise ToolError(f"the user declined to run {tool.name!r}", code="tool.rejected")
-            ctx.tool_confirmation = answer
+            if ctx is not None:
+                ctx.tool_confirmation = answer
             return True
         if needed:
             raise self._pending_confirmation(tool, args, print_, f"Confirm running {tool.name}.", None)
@@ -492,9 +524,11 @@ class _Dispatch:
             )
 
     async def _execute(
-        self, tool: BaseTool, call: ToolCall, ctx: ToolContext, started: float
+        self, tool: BaseTool, call: ToolCall, ctx: ToolContext | None, started: float
     ) -> ToolResponse:
-        limits = [t for t in (tool.timeout, self.scheduler.timeout) if t is not None]
+        limit = tool.timeout
+        if limit is None or (self.scheduler.timeout is not None and self.scheduler.timeout < limit):
+            limit = self.scheduler.timeout
         threaded = isinstance(tool, FunctionTool) and tool.runs_in_thread
         if threaded and self.scheduler.pool.saturated():
             raise ToolError(
@@ -502,9 +536,11 @@ class _Dispatch:
                 "earlier timed-out calls are still running",
                 code="tool.timeout",
             )
-        if not limits:
+        if limit is None:
+            if isinstance(tool, FunctionTool) and not tool.is_generator:  # the common case
+                body, parts = await tool.execute(call.args, ctx, executor=self.scheduler.pool)
+                return _respond(call, body, parts, started)
             return await self._produce(tool, call, ctx, started)
-        limit = min(limits)
         try:
             async with asyncio.timeout(limit) as deadline:
                 return await self._produce(tool, call, ctx, started)
@@ -522,7 +558,7 @@ class _Dispatch:
             ) from None
 
     async def _produce(
-        self, tool: BaseTool, call: ToolCall, ctx: ToolContext, started: float
+        self, tool: BaseTool, call: ToolCall, ctx: ToolContext | None, started: float
     ) -> ToolResponse:
         pool = self.scheduler.pool
         if isinstance(tool, FunctionTool) and tool.is_generator:
@@ -543,14 +579,37 @@ class _Dispatch:
             body, parts = await tool.execute(call.args, ctx, executor=pool)
         else:
             body, parts = to_response(await tool.run(call.args, ctx))
-        response = ToolResponse(
-            id=call.id,
-            name=call.name,
-            response=body,
-            duration_s=time.perf_counter() - started,
-            parts=parts,
-        )
-        return _cut(response)
+        return _respond(call, body, parts, started)
+
+
+_SMALL_SCALARS = frozenset({int, float, bool, type(None)})
+
+
+def _clearly_small(body: dict[str, Any]) -> bool:
+    """True for a few scalars or short strings: far under the limit, no need to measure."""
+    if len(body) > 32:
+        return False
+    for value in body.values():
+        kind = type(value)
+        if kind is str:
+            if len(value) > 1024:
+                return False
+        elif kind not in _SMALL_SCALARS:
+            return False
+    return True
+
+
+def _respond(
+    call: ToolCall, body: dict[str, Any], parts: tuple[Blob | FileRef, ...], started: float
+) -> ToolResponse:
+    response = ToolResponse(
+        id=call.id,
+        name=call.name,
+        response=body,
+        duration_s=time.perf_counter() - started,
+        parts=parts,
+    )
+    return _cut(response)
 
 
 def _hides_cause(tool: BaseTool | None, error: ToolError) -> bool:
@@ -569,6 +628,8 @@ def _hides_cause(tool: BaseTool | None, error: ToolError) -> bool:
 def _cut(response: ToolResponse) -> ToolResponse:
     """Cut a response over the size limit for the model, keeping the whole on the side."""
     body = response.response
+    if _clearly_small(body):
+        return response
     text = to_json(body, fallback=str)
     if len(text) <= MAX_RESPONSE_BYTES:
         return response

@@ -210,7 +210,8 @@ def _drop_nulls(schema: Any, data: Any, defs: dict[str, Any]) -> bool:
         for i, item in enumerate(data):
             for branch in arrays:
                 prefix = branch.get("prefixItems")
-                sub = prefix[i] if isinstance(prefix, list) and i < len(prefix) else branch.get("items")
+                positional = isinstance(prefix, list) and i < len(prefix)
+                sub = prefix[i] if positional else branch.get("items")  # type: ignore[index]
                 if isinstance(sub, dict):
                     changed = _drop_nulls(sub, item, defs) or changed
     return changed

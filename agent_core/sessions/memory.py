@@ -55,7 +55,7 @@ class InMemorySessionService(BaseSessionService):
             app_name=stored.app_name,
             user_id=stored.user_id,
             state=copy.deepcopy(self._merged_state(stored)),
-            events=copy.deepcopy(stored.events) if with_events else [],
+            events=[_copy_event(e) for e in stored.events] if with_events else [],
             last_update_time=stored.last_update_time,
         )
 
@@ -136,7 +136,7 @@ class InMemorySessionService(BaseSessionService):
         if event.partial:
             return event
         delta = event.actions.state_delta
-        stored_event = copy.deepcopy(event)
+        stored_event = _copy_event(event)
         stored_event.actions.state_delta = without_temp(stored_event.actions.state_delta)
         scoped = split_delta(stored_event.actions.state_delta)
         with self._lock:
@@ -160,3 +160,9 @@ class InMemorySessionService(BaseSessionService):
         session.events.append(event)
         session.last_update_time = max(session.last_update_time, event.timestamp)
         return event
+
+
+def _copy_event(event: Event) -> Event:
+    """An independent copy of ``event``: through its JSON form, several times faster than
+    ``copy.deepcopy`` and exactly what a persistent service would give back."""
+    return Event.from_json(event.to_json())
