@@ -11,9 +11,11 @@ from typing import Any
 
 import pytest
 
+from agent_core import Agent, Runner
 from agent_core._content import Content, FunctionCall, Part
+from agent_core._events import Event
 from agent_core.models.base import LlmRequest, LlmResponse
-from agent_core.models.scripted import ScriptedModel, ScriptExhausted
+from agent_core.models.scripted import ScriptedModel, ScriptExhausted, load_replay, replay_message
 from tooling import Blob, tool
 
 
@@ -260,7 +262,9 @@ async def test_python_multi_agent_script() -> None:
 @pytest.mark.parametrize(
     ("data", "match"),
     [
-        ({"turns": []}, "agents"),
+        ({"steps": []}, "agents"),
+        ({"turns": [], "agents": {}}, "turns"),
+        ({"turns": "hello"}, "turns"),
         ({"agents": {"root": "hello"}}, "root"),
         (42, "list of turns"),
         ([{"role": "model"}], "turn 0"),
@@ -317,3 +321,141 @@ def test_importing_agent_core_and_the_scripted_model_does_not_import_google_gena
         "assert not loaded, loaded\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+# -- replay files ------------------------------------------------------------------------------
+
+
+def test_from_json_reads_the_turns_of_a_replay_file(tmp_path: Path) -> None:
+    path = write(tmp_path, {"prompts": ["hi"], "turns": ["Hello!"]})
+    model = ScriptedModel.from_json(path)
+    assert not model.multi_agent and model.remaining() == 1
+    path = write(tmp_path, {"prompts": ["hi"], "agents": {"root": ["Hello!"]}})
+    model = ScriptedModel.from_json(path)
+    assert model.multi_agent and model.remaining("root") == 1
+
+
+async def test_load_replay_gives_the_model_and_the_prompts(tmp_path: Path) -> None:
+    prompts = [
+        "delete r1",
+        {"confirm": True},
+        {"function_response": {"name": "start_job", "response": {"status": "done"}}},
+    ]
+    path = write(tmp_path, {"prompts": prompts, "turns": ["ok"]})
+    model, loaded = load_replay(path)
+    assert loaded == prompts
+    assert (await one(model)).content == Content("model", [Part(text="ok")])
+    model, loaded = load_replay(write(tmp_path, {"agents": {"a": ["x"]}}))
+    assert loaded == [] and model.multi_agent
+
+
+@pytest.mark.parametrize(
+    ("data", "match"),
+    [
+        (["just", "turns"], "replay file is an object"),
+        ({"prompts": "hi", "turns": []}, "prompts"),
+        ({"prompts": [42], "turns": []}, "prompt 0"),
+        ({"prompts": [{"confirm": "yes"}], "turns": []}, "prompt 0"),
+        ({"prompts": [{"function_response": {"name": "x"}}], "turns": []}, "prompt 0"),
+        ({"prompts": ["hi"]}, "turns"),
+        ({"prompts": ["hi"], "turns": [{"role": "model"}]}, "turn 0"),
+    ],
+)
+def test_load_replay_rejects_bad_files(tmp_path: Path, data: Any, match: str) -> None:
+    path = write(tmp_path, data)
+    with pytest.raises(ValueError, match=match) as info:
+        load_replay(path)
+    assert str(path) in str(info.value)
+
+
+def confirmation_request(request_id: str, call_id: str) -> Event:
+    args = {"originalFunctionCall": {"id": call_id, "name": "delete", "args": {}}}
+    return Event(
+        author="agent",
+        content=Content(
+            "model", [Part.from_function_call("request_confirmation", args, id=request_id)]
+        ),
+    )
+
+
+def test_replay_message_answers_pending_confirmations() -> None:
+    assert replay_message("plain text", []) == "plain text"
+    events = [confirmation_request("req-1", "call-1"), confirmation_request("req-2", "call-2")]
+    # call-1 was answered since: only req-2 is still pending.
+    events.append(
+        Event(
+            author="agent",
+            content=Content(
+                "user", [Part.from_function_response("delete", {"ok": 1}, id="call-1")]
+            ),
+        )
+    )
+    message = replay_message({"confirm": False}, events)
+    assert isinstance(message, Content) and message.role == "user"
+    (part,) = message.parts
+    assert part.function_response is not None
+    assert part.function_response.id == "req-2"
+    assert part.function_response.name == "request_confirmation"
+    assert part.function_response.response == {"confirmed": False}
+    with pytest.raises(ValueError, match="nothing to confirm"):
+        replay_message({"confirm": True}, events[2:])
+
+
+def test_replay_message_answers_a_pending_long_running_call() -> None:
+    call = Event(
+        author="agent",
+        content=Content("model", [Part.from_function_call("start_job", {}, id="call-7")]),
+        long_running_tool_ids={"call-7"},
+    )
+    prompt = {"function_response": {"name": "start_job", "response": {"status": "done"}}}
+    message = replay_message(prompt, [call])
+    assert isinstance(message, Content)
+    (part,) = message.parts
+    assert part.function_response is not None
+    assert (part.function_response.id, part.function_response.response) == (
+        "call-7",
+        {"status": "done"},
+    )
+    with pytest.raises(ValueError, match="start_job"):
+        replay_message(prompt, [])
+    named = {"function_response": {"name": "start_job", "response": {}, "id": "call-9"}}
+    message = replay_message(named, [])
+    assert isinstance(message, Content) and message.parts[0].function_response is not None
+    assert message.parts[0].function_response.id == "call-9"
+
+
+async def test_a_replay_file_drives_a_pause_and_its_resume(tmp_path: Path) -> None:
+    deleted: list[str] = []
+
+    @tool(require_confirmation=True)
+    def delete(name: str) -> str:
+        """Delete something."""
+        deleted.append(name)
+        return "deleted"
+
+    path = write(
+        tmp_path,
+        {
+            "prompts": ["delete a", {"confirm": True}],
+            "turns": [
+                {
+                    "role": "model",
+                    "parts": [{"functionCall": {"name": "delete", "args": {"name": "a"}}}],
+                },
+                "Deleted a.",
+            ],
+        },
+    )
+    model, prompts = load_replay(path)
+    runner = Runner(Agent("admin", model, tools=[delete]), app_name="app")
+    texts = []
+    for prompt in prompts:
+        session = await runner.session_service.get_session(
+            app_name="app", user_id="u", session_id="s"
+        )
+        message = replay_message(prompt, session.events if session else [])
+        async for event in runner.run_async(user_id="u", session_id="s", new_message=message):
+            if event.content is not None and event.content.text:
+                texts.append(event.content.text)
+    await runner.aclose()
+    assert deleted == ["a"] and texts == ["Deleted a."]

@@ -1,0 +1,1 @@
+"""A destructive tool that waits for the user's approval: ``python -m examples.approvals``."""

@@ -1,0 +1,1 @@
+"""A tool using artifacts and memory: ``python -m examples.document_analysis``."""

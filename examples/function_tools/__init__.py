@@ -1,0 +1,1 @@
+"""Two plain functions as tools: ``python -m examples.function_tools``."""

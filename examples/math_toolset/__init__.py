@@ -1,0 +1,1 @@
+"""A prefixed toolset beside a plain tool: ``python -m examples.math_toolset``."""

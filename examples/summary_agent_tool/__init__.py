@@ -1,0 +1,1 @@
+"""An agent used as another agent's tool: ``python -m examples.summary_agent_tool``."""

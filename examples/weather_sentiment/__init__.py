@@ -1,0 +1,1 @@
+"""A weather report, then a sentiment check: ``python -m examples.weather_sentiment``."""
