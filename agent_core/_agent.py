@@ -256,7 +256,14 @@ class AgentTool(BaseTool):
         seed = {k: v for k, v in ctx.state.items() if not k.startswith("temp:")}
         sessions = InMemorySessionService()
         session = await sessions.create_session(app_name=f"agent-tool:{self.name}", user_id=ctx.user_id or "user", state=seed)
-        runner = Runner(self.agent, app_name=session.app_name, session_service=sessions)
+        # The child shares the caller's artifacts and memory when it has them.
+        runner = Runner(
+            self.agent,
+            app_name=session.app_name,
+            session_service=sessions,
+            artifact_service=getattr(ctx, "_artifacts", None),
+            memory_service=getattr(ctx, "_memory", None),
+        )
         final_text = ""
         error: str | None = None
         try:

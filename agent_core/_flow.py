@@ -215,9 +215,6 @@ class Invocation:
             actions=EventActions(state_delta=dict(callback_ctx.actions.state_delta)),
             finish_reason=response.finish_reason,
         )
-        long_running = {c.id for c in calls if c.id and getattr(tools.get(c.name), "long_running", False)}
-        if long_running:
-            model_event.long_running_tool_ids = long_running
         if not calls:
             if agent.output_key and content.text:
                 model_event.actions.state_delta[agent.output_key] = content.text
@@ -425,6 +422,10 @@ class Invocation:
 
         events: list[Event] = []
         if model_event is not None:
+            if waiting_long:
+                # Only calls still waiting for their result when the turn ends are long-running
+                # in the event's sense (a generator that finished here is not).
+                model_event.long_running_tool_ids = set(waiting_long)
             events.append(model_event)
         if answered:
             response_event = Event(

@@ -79,13 +79,14 @@ class Runner:
         memory_service: BaseMemoryService | None = None,
     ) -> None:
         from .services.artifacts import InMemoryArtifactService
+        from .services.memory import InMemoryMemoryService
         from .sessions.memory import InMemorySessionService
 
         self.agent = agent
         self.app_name = app_name
         self.session_service = session_service or InMemorySessionService()
         self.artifact_service = artifact_service or InMemoryArtifactService()
-        self.memory_service = memory_service
+        self.memory_service = memory_service or InMemoryMemoryService()
         self.pool = WorkerPool(64, name=f"agent-{agent.name}")
         self._closed = False
 
