@@ -21,18 +21,18 @@ __all__ = ["Agent", "AgentTool"]
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 BeforeModelCallback = Callable[
-    ["InvocationToolContext", LlmRequest], "LlmResponse | None | Awaitable[LlmResponse | None]"
+    ["InvocationToolContext", LlmRequest], "LlmResponse | Awaitable[LlmResponse | None] | None"
 ]
 AfterModelCallback = Callable[
-    ["InvocationToolContext", LlmResponse], "LlmResponse | None | Awaitable[LlmResponse | None]"
+    ["InvocationToolContext", LlmResponse], "LlmResponse | Awaitable[LlmResponse | None] | None"
 ]
 BeforeToolCallback = Callable[
     [BaseTool, dict[str, Any], ToolContext],
-    "dict[str, Any] | None | Awaitable[dict[str, Any] | None]",
+    "dict[str, Any] | Awaitable[dict[str, Any] | None] | None",
 ]
 AfterToolCallback = Callable[
     [BaseTool, dict[str, Any], ToolContext, dict[str, Any]],
-    "dict[str, Any] | None | Awaitable[dict[str, Any] | None]",
+    "dict[str, Any] | Awaitable[dict[str, Any] | None] | None",
 ]
 
 
@@ -176,7 +176,9 @@ class Agent:
                 return value if isinstance(value, str) else json.dumps(value, default=str)
             if optional:
                 return ""
-            raise KeyError(f"the instruction of agent {self.name} uses {{{key}}}, which is not in the state")
+            raise KeyError(
+                f"the instruction of agent {self.name} uses {{{key}}}, which is not in the state"
+            )
 
         text = re.sub(r"\{([A-Za-z_][A-Za-z0-9_:.\-]*\??)\}", fill, self.instruction)
         targets = self.transfer_targets()
@@ -228,9 +230,10 @@ class AgentTool(BaseTool):
     async def run(
         self, args: Mapping[str, Any] | str, ctx: ToolContext | None = None
     ) -> dict[str, Any]:
+        from tooling import SimpleToolContext, ToolError
+
         from ._runner import Runner
         from .sessions.memory import InMemorySessionService
-        from tooling import SimpleToolContext, ToolError
 
         values = self.validated_arguments(args)
         if self.agent.input_schema is not None:
@@ -247,7 +250,13 @@ class AgentTool(BaseTool):
                 raise ToolError(
                     f"agent tool {self.name} takes one string argument 'request'",
                     code="tool.invalid_arguments",
-                    details=[{"loc": ["request"], "msg": "Input should be a valid string", "type": "string_type"}],
+                    details=[
+                        {
+                            "loc": ["request"],
+                            "msg": "Input should be a valid string",
+                            "type": "string_type",
+                        }
+                    ],
                 )
             message = request
         if ctx is None:
@@ -255,7 +264,9 @@ class AgentTool(BaseTool):
 
         seed = {k: v for k, v in ctx.state.items() if not k.startswith("temp:")}
         sessions = InMemorySessionService()
-        session = await sessions.create_session(app_name=f"agent-tool:{self.name}", user_id=ctx.user_id or "user", state=seed)
+        session = await sessions.create_session(
+            app_name=f"agent-tool:{self.name}", user_id=ctx.user_id or "user", state=seed
+        )
         # The child shares the caller's artifacts and memory when it has them.
         runner = Runner(
             self.agent,
@@ -280,7 +291,9 @@ class AgentTool(BaseTool):
             runner.pool.shutdown()
         if error is not None and not final_text:
             raise ToolError(f"agent {self.name} failed: {error}")
-        child = await sessions.get_session(app_name=session.app_name, user_id=session.user_id, session_id=session.id)
+        child = await sessions.get_session(
+            app_name=session.app_name, user_id=session.user_id, session_id=session.id
+        )
         if child is not None:
             for key, value in child.state.items():
                 if key.startswith("temp:"):

@@ -132,7 +132,9 @@ class Part:
             text=data.get("text"),
             thought=data.get("thought"),
             function_call=FunctionCall.from_dict(call) if call is not None else None,
-            function_response=FunctionResponse.from_dict(response) if response is not None else None,
+            function_response=FunctionResponse.from_dict(response)
+            if response is not None
+            else None,
             inline_data=(
                 Blob(
                     inline.get("mimeType", inline.get("mime_type", "application/octet-stream")),
@@ -169,4 +171,6 @@ class Content:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Content:
-        return cls(role=data.get("role", "user"), parts=[Part.from_dict(p) for p in data.get("parts", [])])
+        return cls(
+            role=data.get("role", "user"), parts=[Part.from_dict(p) for p in data.get("parts", [])]
+        )

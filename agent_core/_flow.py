@@ -178,13 +178,14 @@ class Invocation:
                     response = event_or_response
             assert response is not None
         if logger.isEnabledFor(logging.DEBUG):
+            parts = response.content.parts if response.content is not None else []
+            calls_made = sum(p.function_call is not None for p in parts)
             logger.debug(
                 "invocation %s: model turn %d of agent %s: %s",
                 self.id,
                 self.model_calls,
                 agent.name,
-                response.error_code
-                or f"{sum(p.function_call is not None for p in (response.content.parts if response.content else []))} calls",
+                response.error_code or f"{calls_made} calls",
             )
         if agent.after_model_callback is not None:
             try:
@@ -248,12 +249,18 @@ class Invocation:
         except asyncio.CancelledError:
             raise
         except Exception as exc:
-            final = LlmResponse(error_code="model.failed", error_message=f"{type(exc).__name__}: {exc}")
+            final = LlmResponse(
+                error_code="model.failed", error_message=f"{type(exc).__name__}: {exc}"
+            )
         if final is None:
             if text_so_far:
-                final = LlmResponse(content=Content(role="model", parts=[Part.from_text("".join(text_so_far))]))
+                final = LlmResponse(
+                    content=Content(role="model", parts=[Part.from_text("".join(text_so_far))])
+                )
             else:
-                final = LlmResponse(error_code="model.empty", error_message="the model returned nothing")
+                final = LlmResponse(
+                    error_code="model.empty", error_message="the model returned nothing"
+                )
         yield final
 
     def _contents_for(self, agent: Agent) -> list[Content]:
@@ -324,7 +331,9 @@ class Invocation:
         for t in found:
             if t.name in tools:
                 return self._error(
-                    agent, "agent.duplicate_tool", f"two tools of agent {agent.name} are named {t.name!r}"
+                    agent,
+                    "agent.duplicate_tool",
+                    f"two tools of agent {agent.name} are named {t.name!r}",
                 )
             tools[t.name] = t
         self._tools[agent.name] = tools
@@ -383,12 +392,16 @@ class Invocation:
         ) as items:
             async for item in items:
                 if isinstance(item, ToolProgress):
-                    yield Event(author=agent.name, invocation_id=self.id, progress=item, partial=True)
+                    yield Event(
+                        author=agent.name, invocation_id=self.id, progress=item, partial=True
+                    )
                 elif not item.final:
                     yield Event(
                         author=agent.name,
                         invocation_id=self.id,
-                        content=Content(role="user", parts=[_response_part(item, will_continue=True)]),
+                        content=Content(
+                            role="user", parts=[_response_part(item, will_continue=True)]
+                        ),
                         partial=True,
                     )
             finals = items.responses
@@ -434,12 +447,19 @@ class Invocation:
                 content=Content(role="user", parts=answered),
                 actions=actions,
             )
-            if actions.transfer_to_agent and self.runner.agent.find_agent(actions.transfer_to_agent) is None:
+            if (
+                actions.transfer_to_agent
+                and self.runner.agent.find_agent(actions.transfer_to_agent) is None
+            ):
                 target = actions.transfer_to_agent
                 actions.transfer_to_agent = None
                 events.append(response_event)
                 events.append(
-                    self._error(agent, "agent.unknown_agent", f"there is no agent named {target!r} to transfer to")
+                    self._error(
+                        agent,
+                        "agent.unknown_agent",
+                        f"there is no agent named {target!r} to transfer to",
+                    )
                 )
             else:
                 events.append(response_event)
@@ -466,7 +486,9 @@ class Invocation:
         actions = EventActions()
         for i, (call, final) in enumerate(pending):
             original = {"id": call.id, "name": call.name, "args": call.args}
-            later = [{"id": c.id, "name": c.name, "args": c.args} for c in deferred] if i == 0 else []
+            later = (
+                [{"id": c.id, "name": c.name, "args": c.args} for c in deferred] if i == 0 else []
+            )
             body = final.response
             if body.get("status") == "credential_required":
                 name = REQUEST_CREDENTIAL
@@ -490,7 +512,9 @@ class Invocation:
             invocation_id=self.id,
             content=Content(role="model", parts=parts),
             actions=actions,
-            long_running_tool_ids={p.function_call.id for p in parts if p.function_call and p.function_call.id},
+            long_running_tool_ids={
+                p.function_call.id for p in parts if p.function_call and p.function_call.id
+            },
         )
 
     async def _resume(
@@ -514,9 +538,11 @@ class Invocation:
         auth: dict[str, dict[str, Any]] = {}
         for reply in replies:
             found = requests.get(reply.id or "")
-            if found is None or answered.get(
-                found[1].args["originalFunctionCall"]["id"], -1
-            ) > where[reply.id or ""]:
+            if (
+                found is None
+                or answered.get(found[1].args["originalFunctionCall"]["id"], -1)
+                > where[reply.id or ""]
+            ):
                 # A request whose call has its response is not pending any more: replaying
                 # the answer must not run the held calls a second time.
                 event = self._error(
@@ -538,7 +564,9 @@ class Invocation:
             held = [original, *request.args.get("deferredCalls", [])]
             for item in held:
                 if all(c.id != item["id"] for c in calls):
-                    calls.append(FunctionCall(id=item["id"], name=item["name"], args=dict(item["args"])))
+                    calls.append(
+                        FunctionCall(id=item["id"], name=item["name"], args=dict(item["args"]))
+                    )
             if request.name == REQUEST_CONFIRMATION:
                 confirmations[original["id"]] = Confirmation(
                     confirmed=bool(reply.response.get("confirmed", False)),
@@ -572,11 +600,15 @@ class Invocation:
 
     def _callback_error(self, agent: Agent, which: str, exc: Exception) -> Event:
         return self._error(
-            agent, "agent.callback_failed", f"{which} of agent {agent.name} raised {type(exc).__name__}: {exc}"
+            agent,
+            "agent.callback_failed",
+            f"{which} of agent {agent.name} raised {type(exc).__name__}: {exc}",
         )
 
     def _error(self, agent: Agent, code: str, message: str) -> Event:
-        return Event(author=agent.name, invocation_id=self.id, error_code=code, error_message=message)
+        return Event(
+            author=agent.name, invocation_id=self.id, error_code=code, error_message=message
+        )
 
 
 class _ToolCallbacks:
@@ -585,7 +617,9 @@ class _ToolCallbacks:
     def __init__(self, agent: Agent) -> None:
         self.agent = agent
 
-    async def before(self, tool: BaseTool, call: ToolCall, ctx: ToolContext) -> dict[str, Any] | None:
+    async def before(
+        self, tool: BaseTool, call: ToolCall, ctx: ToolContext
+    ) -> dict[str, Any] | None:
         callback = self.agent.before_tool_callback
         if callback is None:
             return None
@@ -659,7 +693,9 @@ def _is_request_traffic(event: Event) -> bool:
     if event.content is None:
         return False
     names = [p.function_call.name for p in event.content.parts if p.function_call is not None]
-    names += [p.function_response.name for p in event.content.parts if p.function_response is not None]
+    names += [
+        p.function_response.name for p in event.content.parts if p.function_response is not None
+    ]
     return bool(names) and all(n in _REQUESTS for n in names)
 
 

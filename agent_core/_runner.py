@@ -249,4 +249,3 @@ class Runner:
 class _Failure:
     def __init__(self, exc: BaseException) -> None:
         self.exc = exc
-

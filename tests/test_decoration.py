@@ -12,7 +12,6 @@ from typing import Any
 
 import pytest
 
-import tooling._function_tool as function_tool_module
 from tooling import FunctionTool, SimpleToolContext, ToolContext, ToolError, tool
 
 # -- helpers -------------------------------------------------------------------------------

@@ -228,7 +228,9 @@ class BaseToolset(ABC):
         Raises ``ValueError`` if two of the resulting tools share a name or a prefixed
         name is not a valid tool name.
         """
-        tools = [t for t in await self.get_tools(readonly_context) if self._keep(t, readonly_context)]
+        tools = [
+            t for t in await self.get_tools(readonly_context) if self._keep(t, readonly_context)
+        ]
         if self.tool_name_prefix:
             tools = [t.renamed(f"{self.tool_name_prefix}_{t.name}") for t in tools]
         seen: set[str] = set()
@@ -245,5 +247,5 @@ class BaseToolset(ABC):
             return bool(self.tool_filter(tool, readonly_context))
         return tool.name in self.tool_filter
 
-    async def close(self) -> None:
+    async def close(self) -> None:  # noqa: B027 - optional hook, not abstract
         """Release what the toolset holds (connections, processes). Default: nothing."""

@@ -23,7 +23,9 @@ def _too_large(size: int) -> ToolError:
     return ToolError(
         f"the arguments are {size} bytes of JSON; the limit is {MAX_ARGS_BYTES}",
         code="tool.invalid_arguments",
-        details=[{"loc": [], "msg": f"Arguments exceed {MAX_ARGS_BYTES} bytes", "type": "too_large"}],
+        details=[
+            {"loc": [], "msg": f"Arguments exceed {MAX_ARGS_BYTES} bytes", "type": "too_large"}
+        ],
     )
 
 
@@ -31,7 +33,9 @@ def _too_deep() -> ToolError:
     return ToolError(
         f"the arguments nest deeper than {MAX_ARGS_DEPTH} levels",
         code="tool.invalid_arguments",
-        details=[{"loc": [], "msg": f"Arguments nest deeper than {MAX_ARGS_DEPTH}", "type": "too_deep"}],
+        details=[
+            {"loc": [], "msg": f"Arguments nest deeper than {MAX_ARGS_DEPTH}", "type": "too_deep"}
+        ],
     )
 
 
@@ -107,6 +111,8 @@ def check_dict_bounds(args: Mapping[str, Any]) -> None:
     if size * 4 > MAX_ARGS_BYTES:
         import json
 
-        exact = len(json.dumps(args, ensure_ascii=False, default=str).encode("utf-8", "surrogatepass"))
+        exact = len(
+            json.dumps(args, ensure_ascii=False, default=str).encode("utf-8", "surrogatepass")
+        )
         if exact > MAX_ARGS_BYTES:
             raise _too_large(exact)

@@ -60,7 +60,9 @@ _GOOGLE = re.compile(
     re.MULTILINE,
 )
 _NUMPY = re.compile(r"^\s*-{3,}\s*$", re.MULTILINE)
-_REST = re.compile(r"^\s*:(param|parameter|arg|argument|key|keyword|type|returns?|rtype|raises?)\b", re.MULTILINE)
+_REST = re.compile(
+    r"^\s*:(param|parameter|arg|argument|key|keyword|type|returns?|rtype|raises?)\b", re.MULTILINE
+)
 _EPYDOC = re.compile(r"^\s*@(param|type|return|rtype|raise)\b", re.MULTILINE)
 
 
@@ -80,5 +82,7 @@ def _style(text: str, styles: Any) -> Any:
 
 def _one_paragraph(text: str) -> str:
     """Join a wrapped docstring entry into single spaced lines, keeping blank-line breaks."""
-    paragraphs = [" ".join(line.strip() for line in block.splitlines()) for block in text.split("\n\n")]
+    paragraphs = [
+        " ".join(line.strip() for line in block.splitlines()) for block in text.split("\n\n")
+    ]
     return "\n\n".join(p for p in paragraphs if p)

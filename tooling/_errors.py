@@ -44,8 +44,10 @@ class ToolError(Exception):
 
 def _preview(value: Any) -> Any:
     """Make an offending input JSON-safe and short enough to show a model."""
-    if value is None or isinstance(value, bool | int) or (
-        isinstance(value, float) and value == value and abs(value) != float("inf")
+    if (
+        value is None
+        or isinstance(value, bool | int)
+        or (isinstance(value, float) and value == value and abs(value) != float("inf"))
     ):
         return value
     if isinstance(value, str):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import copy
 import math
@@ -91,7 +92,9 @@ class FunctionTool(BaseTool, Generic[P, R]):
         target = analyze_target(func)
         if name is None and target.name == "<lambda>":
             raise TypeError("a lambda has no name: pass name= to @tool or FunctionTool")
-        self.name = validate_tool_name(target.name if name is None else name, where=f"tool {target.qualname}:")
+        self.name = validate_tool_name(
+            target.name if name is None else name, where=f"tool {target.qualname}:"
+        )
         self.read_only = read_only
         self.concurrency_safe = concurrency_safe
         self.long_running = long_running
@@ -169,10 +172,9 @@ class FunctionTool(BaseTool, Generic[P, R]):
         bound._func = types.MethodType(self._target.call, receiver)
         bound.__wrapped__ = bound._func
         if binding == "instance" and self._attr_name is not None:
-            try:  # later lookups find the bound tool in the instance, as a plain attribute
+            # Later lookups find the bound tool in the instance, as a plain attribute.
+            with contextlib.suppress(AttributeError, TypeError):
                 instance.__dict__[self._attr_name] = bound
-            except (AttributeError, TypeError):
-                pass
         return bound
 
     @property
@@ -218,8 +220,8 @@ class FunctionTool(BaseTool, Generic[P, R]):
             call_args, call_kwargs, ctx = self._prepare(spec, args, ctx)
             final = None
             async with self._stream_prepared(call_args, call_kwargs, ctx, executor) as updates:
-                async for final in updates:
-                    pass
+                async for update in updates:
+                    final = update
             assert final is not None
             return final.response, final.parts
         return to_response(await self._call(args, ctx, executor))
@@ -421,7 +423,8 @@ class FunctionTool(BaseTool, Generic[P, R]):
 
     def _invalid(self, details: list[dict[str, Any]]) -> ToolError:
         summary = "; ".join(
-            f"{'.'.join(str(x) for x in d['loc']) or '(arguments)'}: {d['msg']}" for d in details[:3]
+            f"{'.'.join(str(x) for x in d['loc']) or '(arguments)'}: {d['msg']}"
+            for d in details[:3]
         )
         if len(details) > 3:
             summary += f"; and {len(details) - 3} more"

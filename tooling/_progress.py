@@ -15,6 +15,7 @@ Bounds, per dispatch and per call:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 from collections import deque
 from collections.abc import AsyncIterator
@@ -222,10 +223,8 @@ class ProgressChannel:
                 waiter.set_result(None)
         else:
             self._wake_pending = True
-            try:
+            with contextlib.suppress(RuntimeError):  # a closed loop: nobody is listening
                 self._loop.call_soon_threadsafe(self._release, waiter)
-            except RuntimeError:  # the loop is closed: nobody is listening
-                pass
 
     def _release(self, waiter: asyncio.Future[None]) -> None:
         with self._lock:

@@ -52,7 +52,9 @@ def to_response(value: Any) -> tuple[dict[str, Any], tuple[Blob | FileRef, ...]]
         raise TypeError(f"{type(obj).__name__} is not JSON-serializable")
 
     try:
-        jsonable = to_jsonable_python(value, fallback=lift, bytes_mode="base64", inf_nan_mode="null")
+        jsonable = to_jsonable_python(
+            value, fallback=lift, bytes_mode="base64", inf_nan_mode="null"
+        )
     except (PydanticSerializationError, TypeError, ValueError, RecursionError) as exc:
         if problems:
             raise problems[0] from None

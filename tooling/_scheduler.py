@@ -15,7 +15,7 @@ import weakref
 from collections import ChainMap
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager
-from enum import Enum
+from enum import StrEnum
 from typing import Any, Protocol, cast
 
 from pydantic_core import to_json
@@ -52,7 +52,7 @@ class CallHooks(Protocol):
     ) -> dict[str, Any] | None: ...
 
 
-class ExecutionStrategy(str, Enum):
+class ExecutionStrategy(StrEnum):
     """How the calls of one model turn are run.
 
     ``AUTO``: calls to tools that are both ``read_only`` and ``concurrency_safe`` run
@@ -222,7 +222,9 @@ class DispatchStream:
         return [r for r in self._run.responses if r is not None]
 
 
-def _error_response(call: ToolCall, error: ToolError, started: float, exc: BaseException | None) -> ToolResponse:
+def _error_response(
+    call: ToolCall, error: ToolError, started: float, exc: BaseException | None
+) -> ToolResponse:
     return ToolResponse(
         id=call.id,
         name=call.name,
@@ -343,7 +345,9 @@ class _Dispatch:
         )
         self._finish(index, _error_response(call, error, time.perf_counter(), None))
 
-    def _finish(self, index: int, response: ToolResponse, progress: CallProgress | None = None) -> None:
+    def _finish(
+        self, index: int, response: ToolResponse, progress: CallProgress | None = None
+    ) -> None:
         self.responses[index] = response
         self.channel.put_final(response, progress)
 
@@ -491,7 +495,9 @@ class _Dispatch:
                 ctx.tool_confirmation = answer
             return True
         if needed:
-            raise self._pending_confirmation(tool, args, print_, f"Confirm running {tool.name}.", None)
+            raise self._pending_confirmation(
+                tool, args, print_, f"Confirm running {tool.name}.", None
+            )
         return False
 
     def _pending_confirmation(
@@ -505,7 +511,9 @@ class _Dispatch:
             ),
         )
 
-    def _check_requests(self, tool: BaseTool, call: ToolCall, ctx: ToolContext, confirmed: bool) -> None:
+    def _check_requests(
+        self, tool: BaseTool, call: ToolCall, ctx: ToolContext, confirmed: bool
+    ) -> None:
         """A tool that asked for confirmation or a credential while running ends pending."""
         actions = ctx.actions
         if actions.requested_confirmation is not None and not confirmed:
@@ -514,7 +522,10 @@ class _Dispatch:
             raise self._pending_confirmation(
                 tool, args, fingerprint(tool.name, args), request["hint"], request.get("payload")
             )
-        if actions.requested_credential is not None and ctx.get_auth_response(actions.requested_credential) is None:
+        if (
+            actions.requested_credential is not None
+            and ctx.get_auth_response(actions.requested_credential) is None
+        ):
             raise _Pending(
                 credential_response(tool.name, actions.requested_credential),
                 ToolError(

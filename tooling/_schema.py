@@ -17,8 +17,19 @@ __all__ = ["drop_default_nulls", "parameters_schema", "response_schema", "strip_
 # Keywords whose value is a schema, a list of schemas, or a name -> schema mapping. Only
 # these are walked, so a property that happens to be called "title" is kept.
 _SCHEMA_KEYS = frozenset(
-    {"items", "additionalProperties", "not", "if", "then", "else", "contains",
-     "propertyNames", "unevaluatedItems", "unevaluatedProperties", "contentSchema"}
+    {
+        "items",
+        "additionalProperties",
+        "not",
+        "if",
+        "then",
+        "else",
+        "contains",
+        "propertyNames",
+        "unevaluatedItems",
+        "unevaluatedProperties",
+        "contentSchema",
+    }
 )
 _SCHEMA_LIST_KEYS = frozenset({"anyOf", "oneOf", "allOf", "prefixItems"})
 _SCHEMA_MAP_KEYS = frozenset({"properties", "patternProperties", "$defs", "dependentSchemas"})

@@ -12,11 +12,18 @@ import inspect
 import types
 import typing
 import warnings
-from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator, Generator, Iterable, Iterator
+from collections.abc import (
+    AsyncGenerator,
+    AsyncIterable,
+    AsyncIterator,
+    Generator,
+    Iterable,
+    Iterator,
+)
 from dataclasses import dataclass
 from typing import Annotated, Any, Union, get_args, get_origin
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 
@@ -107,7 +114,9 @@ def build_spec(target: Target, *, description: str | None, long_running: bool) -
 
         # Read descriptions before widening: ``Annotated[T, "text"] | None`` is no longer
         # an ``Annotated`` form, and its text would be lost.
-        text = _settle_description(target.qualname, param.name, annotation, field_info, docstring.params, diagnostics)
+        text = _settle_description(
+            target.qualname, param.name, annotation, field_info, docstring.params, diagnostics
+        )
         if has_default and default is None and not _admits_none(annotation):
             annotation = _optional(annotation)  # ``x: int = None`` means Optional[int]
         field_name = (
@@ -183,7 +192,9 @@ def _resolve_hints(target: Target) -> dict[str, Any]:
     except Exception as exc:  # NameError for a missing name, anything from a bad string
         culprit = _unresolvable_parameter(target)
         where = f"parameter {culprit!r}" if culprit else "an annotation"
-        raise TypeError(f"tool {target.qualname}: cannot resolve the type of {where}: {exc}") from exc
+        raise TypeError(
+            f"tool {target.qualname}: cannot resolve the type of {where}: {exc}"
+        ) from exc
 
 
 def _unresolvable_parameter(target: Target) -> str | None:
@@ -194,7 +205,7 @@ def _unresolvable_parameter(target: Target) -> str | None:
         if not isinstance(annotation, str):
             continue
         try:
-            eval(annotation, globalns)  # noqa: S307 - the same evaluation get_type_hints does
+            eval(annotation, globalns)
         except Exception:
             return param.name
     return None
@@ -303,7 +314,9 @@ def _build_model(target: Target, fields: dict[str, Any]) -> type[BaseModel]:
     except Exception as exc:
         culprit = _unsupported_field(fields)
         where = f"parameter {culprit!r}" if culprit else "its parameters"
-        raise TypeError(f"tool {target.qualname}: cannot build a schema for {where}: {exc}") from exc
+        raise TypeError(
+            f"tool {target.qualname}: cannot build a schema for {where}: {exc}"
+        ) from exc
 
 
 def _unsupported_field(fields: dict[str, Any]) -> str | None:
@@ -367,4 +380,6 @@ def _response_schema(target: Target, hints: dict[str, Any]) -> dict[str, Any] | 
     try:
         return response_schema(annotation)
     except Exception as exc:
-        raise TypeError(f"tool {target.qualname}: cannot build a schema for its return type: {exc}") from exc
+        raise TypeError(
+            f"tool {target.qualname}: cannot build a schema for its return type: {exc}"
+        ) from exc

@@ -7,6 +7,7 @@ the generator stays valid), one item at a time, only when the consumer asks for 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import queue
 from collections.abc import Callable
@@ -167,7 +168,5 @@ def _reply(
         else:
             reply.set_result(value)  # type: ignore[arg-type]
 
-    try:
+    with contextlib.suppress(RuntimeError):  # the loop has closed: nobody is waiting
         loop.call_soon_threadsafe(deliver)
-    except RuntimeError:  # the loop has closed: nobody is waiting any more
-        pass

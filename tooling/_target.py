@@ -157,4 +157,3 @@ def analyze_target(obj: Any) -> Target:
         binding=binding,
         kind=kind,
     )
-

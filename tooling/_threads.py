@@ -65,7 +65,9 @@ class WorkerPool(Executor):
         self.max_threads = max_threads
         self.max_abandoned = max_abandoned if max_abandoned is not None else max_threads
         self._name = f"{name}-{next(_counter)}"
-        self._work: queue.SimpleQueue[tuple[_CallFuture, Callable[..., Any], tuple[Any, ...]] | None]
+        self._work: queue.SimpleQueue[
+            tuple[_CallFuture, Callable[..., Any], tuple[Any, ...]] | None
+        ]
         self._work = queue.SimpleQueue()
         self._lock = threading.Lock()
         self._live = 0  # threads counting against max_threads
@@ -170,5 +172,7 @@ def default_executor() -> WorkerPool:
     if _default is None:
         with _default_lock:
             if _default is None:
-                _default = WorkerPool(min(64, (os.cpu_count() or 1) * 4 + 4), name="tooling-default")
+                _default = WorkerPool(
+                    min(64, (os.cpu_count() or 1) * 4 + 4), name="tooling-default"
+                )
     return _default
