@@ -18,7 +18,8 @@ import os
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any, TypeVar
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, Self, TypeVar
 
 if TYPE_CHECKING:
     import sqlite3
@@ -166,3 +167,52 @@ class SqliteDatabase:
                 await asyncio.wrap_future(done)
         finally:
             self._executor.shutdown(wait=False)
+
+
+class SqliteBacked:
+    """What every SQLite-backed service shares: its database, closing, context managers."""
+
+    _schema: Sequence[str] = ()
+    _thread_name: str = "agent_core-sqlite"
+
+    def __init__(
+        self, path: str | os.PathLike[str], *, busy_timeout: float = DEFAULT_BUSY_TIMEOUT
+    ) -> None:
+        self._db = SqliteDatabase(
+            path, self._schema, busy_timeout=busy_timeout, thread_name=self._thread_name
+        )
+
+    @property
+    def path(self) -> str:
+        """The database file."""
+        return self._db.path
+
+    def close(self) -> None:
+        """Finish pending work and close the database (blocks; idempotent)."""
+        self._db.close()
+
+    async def aclose(self) -> None:
+        """Finish pending work and close the database without blocking the event loop."""
+        await self._db.aclose()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()

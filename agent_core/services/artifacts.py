@@ -7,14 +7,12 @@ is listed among each of their sessions' artifacts.
 
 from __future__ import annotations
 
-import os
 import threading
-from types import TracebackType
 from typing import TYPE_CHECKING
 
 from tooling import Blob
 
-from .._sqlite import DEFAULT_BUSY_TIMEOUT, SqliteDatabase
+from .._sqlite import SqliteBacked
 from .base import BaseArtifactService
 
 if TYPE_CHECKING:
@@ -129,7 +127,7 @@ _SCHEMA = (
 _WHERE_FILE = " WHERE app_name = ? AND user_id = ? AND session_id = ? AND filename = ?"
 
 
-class SqliteArtifactService(BaseArtifactService):
+class SqliteArtifactService(SqliteBacked, BaseArtifactService):
     """Artifacts in a SQLite database file (versions from 0).
 
     The table (``artifacts``) may live in the same file as a
@@ -140,47 +138,8 @@ class SqliteArtifactService(BaseArtifactService):
     or use it as a (sync or async) context manager.
     """
 
-    def __init__(
-        self, path: str | os.PathLike[str], *, busy_timeout: float = DEFAULT_BUSY_TIMEOUT
-    ) -> None:
-        self._db = SqliteDatabase(
-            path, _SCHEMA, busy_timeout=busy_timeout, thread_name="agent_core-artifacts"
-        )
-
-    @property
-    def path(self) -> str:
-        """The database file."""
-        return self._db.path
-
-    def close(self) -> None:
-        """Finish pending work and close the database (blocks; idempotent)."""
-        self._db.close()
-
-    async def aclose(self) -> None:
-        """Finish pending work and close the database without blocking the event loop."""
-        await self._db.aclose()
-
-    def __enter__(self) -> SqliteArtifactService:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
-
-    async def __aenter__(self) -> SqliteArtifactService:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()
+    _schema = _SCHEMA
+    _thread_name = "agent_core-artifacts"
 
     async def save_artifact(
         self, *, app_name: str, user_id: str, session_id: str, filename: str, artifact: Blob

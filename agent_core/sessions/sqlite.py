@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterable
-from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from .._events import Event
 from .._ids import new_id, now
-from .._sqlite import DEFAULT_BUSY_TIMEOUT, SqliteDatabase, dump_json
+from .._sqlite import SqliteBacked, dump_json
 from .base import BaseSessionService, Session
 from .state import TEMP_PREFIX, merge_state, split_delta, without_temp
 
@@ -113,7 +111,7 @@ def _shared_state(
     return app, user
 
 
-class SqliteSessionService(BaseSessionService):
+class SqliteSessionService(SqliteBacked, BaseSessionService):
     """Sessions, events and state in a SQLite database file (stdlib ``sqlite3``).
 
     Several services, in this process or others, may use one file at once: the database
@@ -131,49 +129,8 @@ class SqliteSessionService(BaseSessionService):
     context manager. ``path`` may be ``":memory:"`` for a private, unshared database.
     """
 
-    def __init__(
-        self, path: str | os.PathLike[str], *, busy_timeout: float = DEFAULT_BUSY_TIMEOUT
-    ) -> None:
-        self._db = SqliteDatabase(
-            path, _SCHEMA, busy_timeout=busy_timeout, thread_name="agent_core-sessions"
-        )
-
-    @property
-    def path(self) -> str:
-        """The database file."""
-        return self._db.path
-
-    # -- lifecycle ------------------------------------------------------------------------
-
-    def close(self) -> None:
-        """Finish pending work and close the database (blocks; idempotent)."""
-        self._db.close()
-
-    async def aclose(self) -> None:
-        """Finish pending work and close the database without blocking the event loop."""
-        await self._db.aclose()
-
-    def __enter__(self) -> SqliteSessionService:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
-
-    async def __aenter__(self) -> SqliteSessionService:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()
+    _schema = _SCHEMA
+    _thread_name = "agent_core-sessions"
 
     # -- the interface --------------------------------------------------------------------
 
