@@ -144,6 +144,19 @@ class Agent:
         for sub in self.sub_agents:
             yield from sub.walk()
 
+    def reachable(self) -> Iterator[Agent]:
+        """Every agent this one can reach, each once: sub-agents, and agents behind
+        ``AgentTool``s (with their own sub-agents)."""
+        seen: set[int] = set()
+        pending: list[Agent] = [self]
+        while pending:
+            for agent in pending.pop().walk():
+                if id(agent) in seen:
+                    continue
+                seen.add(id(agent))
+                yield agent
+                pending.extend(t.agent for t in agent.tools if isinstance(t, AgentTool))
+
     def find_agent(self, name: str) -> Agent | None:
         """The agent called ``name`` in this tree, or None."""
         return next((a for a in self.walk() if a.name == name), None)

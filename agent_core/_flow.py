@@ -39,13 +39,19 @@ if TYPE_CHECKING:
     from ._runner import RunConfig, Runner
     from .sessions.base import Session
 
-__all__ = ["GENERATED_ID_PREFIX", "Invocation"]
+__all__ = [
+    "GENERATED_ID_PREFIX",
+    "REQUESTS",
+    "REQUEST_CONFIRMATION",
+    "REQUEST_CREDENTIAL",
+    "Invocation",
+]
 
 #: Ids the loop gives to calls that came without one; stripped before the model sees them.
 GENERATED_ID_PREFIX = "call-"
 REQUEST_CONFIRMATION = "request_confirmation"
 REQUEST_CREDENTIAL = "request_credential"
-_REQUESTS = (REQUEST_CONFIRMATION, REQUEST_CREDENTIAL)
+REQUESTS = (REQUEST_CONFIRMATION, REQUEST_CREDENTIAL)
 logger = logging.getLogger("agent_core")
 
 
@@ -74,7 +80,7 @@ class Invocation:
             replies = [
                 p.function_response
                 for p in message.parts
-                if p.function_response is not None and p.function_response.name in _REQUESTS
+                if p.function_response is not None and p.function_response.name in REQUESTS
             ]
             if replies:
                 agent, events = await self._resume(replies)
@@ -526,7 +532,7 @@ class Invocation:
         answered: dict[str, int] = {}  # call id -> index of its last response's event
         for index, event in enumerate(self.session.events):
             for call in event.get_function_calls():
-                if call.name in _REQUESTS and call.id:
+                if call.name in REQUESTS and call.id:
                     requests[call.id] = (event, call)
                     where[call.id] = index
             for response in event.get_function_responses():
@@ -696,7 +702,7 @@ def _is_request_traffic(event: Event) -> bool:
     names += [
         p.function_response.name for p in event.content.parts if p.function_response is not None
     ]
-    return bool(names) and all(n in _REQUESTS for n in names)
+    return bool(names) and all(n in REQUESTS for n in names)
 
 
 def _pending_part(call: FunctionCall) -> Part:

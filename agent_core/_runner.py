@@ -14,7 +14,7 @@ from typing import Any
 from tooling import BaseToolset
 from tooling._threads import WorkerPool
 
-from ._agent import Agent, AgentTool
+from ._agent import Agent
 from ._content import Content, Part
 from ._events import Event
 from ._flow import Invocation
@@ -194,15 +194,8 @@ class Runner:
     def toolsets(self) -> list[BaseToolset]:
         """Every toolset of every agent in the tree, agents behind ``AgentTool``s included."""
         found: list[BaseToolset] = []
-        seen: set[int] = set()
-        pending = [self.agent]
-        while pending:
-            for agent in pending.pop().walk():
-                if id(agent) in seen:
-                    continue
-                seen.add(id(agent))
-                found.extend(t for t in agent.toolsets if all(t is not f for f in found))
-                pending.extend(t.agent for t in agent.tools if isinstance(t, AgentTool))
+        for agent in self.agent.reachable():
+            found.extend(t for t in agent.toolsets if all(t is not f for f in found))
         return found
 
     async def aclose(self) -> None:

@@ -53,7 +53,7 @@ import sqlite3
 import sys
 import uuid
 from collections import deque
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -68,9 +68,10 @@ from tooling.cli import (
     run_cli,
 )
 
-from ._agent import Agent, AgentTool
+from ._agent import Agent
 from ._content import Content, FunctionCall, Part
 from ._events import Event
+from ._flow import REQUEST_CONFIRMATION, REQUESTS
 from ._runner import RunConfig, Runner
 from .models.scripted import ReplayPrompt, ScriptedModel, load_replay, replay_message
 from .services.memory import InMemoryMemoryService
@@ -78,28 +79,12 @@ from .sessions.base import BaseSessionService, Session
 from .sessions.memory import InMemorySessionService
 from .sessions.sqlite import SqliteSessionService
 
-__all__ = ["agents_in", "describe_event", "main", "pending_requests"]
+__all__ = ["describe_event", "main", "pending_requests"]
 
 NO_REPLAY = "no API key and no replay file: set GOOGLE_API_KEY or pass --replay FILE"
-REQUEST_CONFIRMATION = "request_confirmation"
-REQUEST_CREDENTIAL = "request_credential"
-_REQUESTS = (REQUEST_CONFIRMATION, REQUEST_CREDENTIAL)
 _YES = ("y", "yes")
 _NO = ("n", "no")
 _RESPONSE_LIMIT = 2000
-
-
-def agents_in(root: Agent) -> Iterator[Agent]:
-    """Every agent of the tree, agents behind ``AgentTool``s included, each once."""
-    seen: set[int] = set()
-    pending = [root]
-    while pending:
-        for agent in pending.pop().walk():
-            if id(agent) in seen:
-                continue
-            seen.add(id(agent))
-            yield agent
-            pending.extend(t.agent for t in agent.tools if isinstance(t, AgentTool))
 
 
 def pending_requests(events: Sequence[Event]) -> list[FunctionCall]:
@@ -116,7 +101,7 @@ def pending_requests(events: Sequence[Event]) -> list[FunctionCall]:
     found: list[FunctionCall] = []
     for index, event in enumerate(events):
         for call in event.get_function_calls():
-            if call.name not in _REQUESTS or not call.id:
+            if call.name not in REQUESTS or not call.id:
                 continue
             original = call.args.get("originalFunctionCall") or {}
             held = original.get("id") if isinstance(original, dict) else None
@@ -159,7 +144,7 @@ def describe_event(event: Event) -> list[str]:
     content = event.content
     for part in content.parts if content is not None else []:
         call, response = part.function_call, part.function_response
-        if call is not None and call.name in _REQUESTS:
+        if call is not None and call.name in REQUESTS:
             original = call.args.get("originalFunctionCall") or {}
             held = _call_text(str(original.get("name", "?")), original.get("args", {}))
             if call.name == REQUEST_CONFIRMATION:
@@ -321,7 +306,7 @@ class _Conversation:
             self.out.event(event)
             for call in event.get_function_calls():
                 long_running = event.long_running_tool_ids or ()
-                if call.id and call.id in long_running and call.name not in _REQUESTS:
+                if call.id and call.id in long_running and call.name not in REQUESTS:
                     waiting[call.id] = (event.author, call.name)
             if not event.partial:
                 for response in event.get_function_responses():
@@ -474,7 +459,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         out.note("live run: the agents use their own models (GOOGLE_API_KEY/GEMINI_API_KEY is set)")
     else:
         scripted, prompts = _read_replay(replay)
-        for agent in agents_in(root):
+        for agent in root.reachable():
             agent._model = scripted
         env = getattr(module, "REPLAY_ENV", None) or {}
         os.environ.update({str(k): str(v) for k, v in dict(env).items()})

@@ -40,7 +40,6 @@ from typing import Any, TextIO
 
 from agent_core import (
     Agent,
-    AgentTool,
     Content,
     Event,
     InMemoryMemoryService,
@@ -54,7 +53,6 @@ from agent_core.sessions.base import BaseSessionService, Session
 __all__ = [
     "Exchange",
     "Replay",
-    "agents_in",
     "describe_event",
     "describe_prompt",
     "has_api_key",
@@ -113,22 +111,9 @@ def load_agent_module(agent_dir: str | os.PathLike[str]) -> ModuleType:
     return module
 
 
-def agents_in(root: Agent) -> Iterator[Agent]:
-    """Every agent of the tree: sub-agents and agents behind ``AgentTool``s, once each."""
-    seen: set[int] = set()
-    pending = [root]
-    while pending:
-        for agent in pending.pop().walk():
-            if id(agent) in seen:
-                continue
-            seen.add(id(agent))
-            yield agent
-            pending.extend(t.agent for t in agent.tools if isinstance(t, AgentTool))
-
-
 def use_model(root: Agent, model: ScriptedModel) -> None:
     """Make ``model`` the model of every agent in ``root``'s tree."""
-    for agent in agents_in(root):
+    for agent in root.reachable():
         agent._model = model
 
 

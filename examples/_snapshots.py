@@ -29,7 +29,7 @@ from typing import Any
 from agent_core import ScriptedModel
 from agent_core.testing import normalize_events
 
-from ._replay import Exchange, Replay, agents_in, play
+from ._replay import Exchange, Replay, play
 
 __all__ = ["check_snapshot", "normalized_replay", "replay_offline", "unused_turns"]
 
@@ -83,7 +83,7 @@ def unused_turns(replay: Replay) -> dict[str, int]:
     """How many scripted turns each agent left unplayed (none, in a consistent replay)."""
     model = replay.module.root_agent.model
     assert isinstance(model, ScriptedModel)
-    names = [a.name for a in agents_in(replay.module.root_agent)] if model.multi_agent else [""]
+    names = [a.name for a in replay.module.root_agent.reachable()] if model.multi_agent else [""]
     left = {name or "all agents": model.remaining(name) for name in names}
     return {name: n for name, n in left.items() if n}
 
