@@ -299,12 +299,14 @@ _TYPEDDICT_KEYS = ("alpha", "beta", "title", "$ref", "with space", "properties")
 
 
 @st.composite
-def _fields(draw: st.DrawFn, names: tuple[str, ...], depth: int) -> list[tuple[str, TypeNode, Any]]:
+def _fields(
+    draw: st.DrawFn, names: tuple[str, ...], depth: int, dicts: bool
+) -> list[tuple[str, TypeNode, Any]]:
     """``(name, node, default or EMPTY)`` for up to three fields."""
     chosen = draw(st.lists(st.sampled_from(names), max_size=3, unique=True))
     out = []
     for name in chosen:
-        node = draw(type_nodes(depth))
+        node = draw(type_nodes(depth, dicts))
         default = draw(node.values.filter(showable_default)) if draw(st.booleans()) else EMPTY
         out.append((name, node, default))
     return out
@@ -349,8 +351,8 @@ def _instances(cls: Callable[..., Any], fields: list[tuple[str, TypeNode, Any]])
 
 
 @st.composite
-def model(draw: st.DrawFn, depth: int) -> TypeNode:
-    fields = draw(_fields(_FIELD_NAMES, depth))
+def model(draw: st.DrawFn, depth: int, dicts: bool) -> TypeNode:
+    fields = draw(_fields(_FIELD_NAMES, depth, dicts))
     name = f"Model{next(_ids)}"
     cls = pydantic.create_model(
         name,
@@ -369,8 +371,8 @@ def model(draw: st.DrawFn, depth: int) -> TypeNode:
 
 
 @st.composite
-def dataclass_type(draw: st.DrawFn, depth: int) -> TypeNode:
-    fields = draw(_fields(_FIELD_NAMES, depth))
+def dataclass_type(draw: st.DrawFn, depth: int, dicts: bool) -> TypeNode:
+    fields = draw(_fields(_FIELD_NAMES, depth, dicts))
     fields.sort(key=lambda f: f[2] is not EMPTY)  # fields without a default come first
     spec: list[Any] = []
     for n, node, d in fields:
@@ -395,9 +397,9 @@ def dataclass_type(draw: st.DrawFn, depth: int) -> TypeNode:
 
 
 @st.composite
-def typed_dict(draw: st.DrawFn, depth: int) -> TypeNode:
+def typed_dict(draw: st.DrawFn, depth: int, dicts: bool) -> TypeNode:
     keys = draw(st.lists(st.sampled_from(_TYPEDDICT_KEYS), max_size=3, unique=True))
-    nodes = {k: draw(type_nodes(depth)) for k in keys}
+    nodes = {k: draw(type_nodes(depth, dicts)) for k in keys}
     required = {k: draw(st.booleans()) for k in keys}
     annotations = {
         k: node.ann if required[k] else typing_extensions.NotRequired[node.ann]
@@ -448,21 +450,22 @@ def _leaves() -> st.SearchStrategy[TypeNode]:
 
 
 @functools.cache  # one strategy object per depth: hypothesis validates each new one
-def type_nodes(depth: int = 2) -> st.SearchStrategy[TypeNode]:
-    """An annotation from the grammar, nested at most ``depth`` levels below the top."""
+def type_nodes(depth: int = 2, dicts: bool = True) -> st.SearchStrategy[TypeNode]:
+    """An annotation from the grammar, nested at most ``depth`` levels below the top;
+    without open mappings (``dict[str, T]``) unless ``dicts``."""
     if depth <= 0:
         return _leaves()
-    inner = type_nodes(depth - 1)
+    inner = type_nodes(depth - 1, dicts)
     return st.one_of(
         _leaves(),
         inner.map(optional),
         inner.map(list_of),
-        inner.map(dict_of),
+        *([inner.map(dict_of)] if dicts else []),
         inner.map(tuple_of),
         st.lists(inner, min_size=1, max_size=3).map(fixed_tuple),
-        model(depth - 1),
-        typed_dict(depth - 1),
-        dataclass_type(depth - 1),
+        model(depth - 1, dicts),
+        typed_dict(depth - 1, dicts),
+        dataclass_type(depth - 1, dicts),
     )
 
 
@@ -596,14 +599,15 @@ class Sig:
 
 
 @st.composite
-def signatures(draw: st.DrawFn, max_params: int = 6, depth: int = 2) -> Sig:
-    """A signature of 0..max_params parameters whose types nest at most depth + 1 deep."""
+def signatures(draw: st.DrawFn, max_params: int = 6, depth: int = 2, dicts: bool = True) -> Sig:
+    """A signature of 0..max_params parameters whose types nest at most depth + 1 deep
+    (with ``dict[str, T]`` among them unless ``dicts`` is false)."""
     names = draw(st.lists(parameter_names, max_size=max_params, unique=True))
     params: list[Param] = []
     state = 0  # 0: positional-only still allowed, 1: positional-or-keyword, 2: keyword-only
     positional_default_seen = False
     for name in names:
-        node = draw(type_nodes(depth))
+        node = draw(type_nodes(depth, dicts))
         annotation, text = node.ann, node.text
         default: Any = EMPTY
         if draw(st.booleans()):

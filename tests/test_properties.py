@@ -14,6 +14,7 @@ import copy
 import dataclasses
 import enum
 import importlib.util
+import inspect
 import json
 from collections.abc import Iterator
 from typing import Any, Literal
@@ -125,6 +126,11 @@ def test_parameters_schema_says_exactly_what_the_signature_says(sig: Sig) -> Non
     assert list(schema["properties"]) == sig.names
     assert schema.get("required", []) == [p.name for p in sig.params if p.required]
     assert t.spec.parameter_names == tuple(sig.names)
+    # The signature the tool read is the one drawn (``__signature__`` honoured), kinds too.
+    assert list(inspect.signature(t).parameters) == sig.names
+    assert [p.positional_only for p in t.spec.parameters] == [
+        p.kind is inspect.Parameter.POSITIONAL_ONLY for p in sig.params
+    ]
 
     for p in sig.params:
         prop = schema["properties"][p.name]
@@ -363,7 +369,14 @@ _FIXED_TOOLS = (rich, fragile, nothing, awkward, countdown)
 _KEYS = st.sampled_from(
     sorted({n for t in _FIXED_TOOLS for n in t.spec.parameter_names})
 ) | st.text(max_size=5)
-_SCALARS = st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=10)
+_SCALARS = (
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats()
+    | st.text(max_size=10)
+    | st.text(st.characters(categories=["Cs", "Nd"]), max_size=3)
+)
 _JSON = st.recursive(
     _SCALARS,
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(_KEYS, inner, max_size=4),
@@ -383,6 +396,7 @@ _ANY_INPUT = st.one_of(
     _JSON,
     _JSON.map(lambda v: json.dumps(v)),
     st.text(),
+    st.text(st.characters(categories=["Cs", "Ll", "Po"])),  # lone surrogates too
     st.binary(),
     st.integers(1, 150).map(lambda n: "[" * n + "]" * n),
     st.integers(1, 150).map(lambda n: {"name": _nested(n, "x")}),
@@ -451,15 +465,20 @@ def _null_means(p: Param) -> Any:
 def _strict_nulls(node: TypeNode, value: Any, draw: Any) -> tuple[Any, Any]:
     """``value`` (JSON) as a strict model may send it: every key an object may leave out
     present, as null where it is left out (always, if it was absent; sometimes, if not).
-    Also gives what that means: the same with those nulls removed."""
+    Also gives what that means: the same with those nulls removed, except where the
+    field's type admits None (there null is None, as at the top level)."""
     if isinstance(value, dict) and node.child is not None:
         sent: dict[str, Any] = {}
         meant: dict[str, Any] = {}
         for key in node.omittable - set(value):
             sent[key] = None
+            if node.child(key).nullable:
+                meant[key] = None
         for key, item in value.items():
             if key in node.omittable and draw(st.booleans()):
                 sent[key] = None
+                if node.child(key).nullable:
+                    meant[key] = None
             else:
                 sent[key], meant[key] = _strict_nulls(node.child(key), item, draw)
         return sent, meant
@@ -470,7 +489,7 @@ def _strict_nulls(node: TypeNode, value: Any, draw: Any) -> tuple[Any, Any]:
 
 
 @needs_exporters
-@given(sig=signatures(), data=st.data())
+@given(sig=st.one_of(signatures(dicts=False), signatures()), data=st.data())
 def test_run_accepts_what_a_strict_model_sends(sig: Sig, data: st.DataObject) -> None:
     t, calls = _tool(sig)
     values = data.draw(arguments(sig), label="values")
@@ -545,6 +564,8 @@ def test_exports_obey_their_targets_rules(sig: Sig) -> None:
     if legacy.parameters is not None:
         for node in _gemini_schema_nodes(legacy.parameters.model_dump(exclude_none=True)):
             assert not {"ref", "defs", "additional_properties"} & set(node), node
+            kind = node.get("type")
+            assert getattr(kind, "value", kind) != "NULL", f"null as a type, not nullable: {node}"
 
     # MCP: a valid mcp.types.Tool whose input schema is an object schema.
     exported = t.to_mcp()

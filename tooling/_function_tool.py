@@ -20,7 +20,6 @@ from ._base import BaseTool, ConfirmationPredicate, validate_tool_name
 from ._bounds import check_dict_bounds, check_text_bounds
 from ._errors import ToolError, error_details_from_validation
 from ._results import to_response
-from ._schema import drop_default_nulls
 from ._target import Target, analyze_target
 from ._types import Blob, Diagnostic, FileRef, ToolResponse
 
@@ -472,6 +471,8 @@ def _without_rejected_nulls(
     Only tried after a failure that involved a null, so valid calls pay nothing. Gives
     the model, or the errors to report.
     """
+    from ._schema import drop_default_nulls  # only on the failure path
+
     if not any(e.get("input", 0) is None for e in errors):
         return None, errors
     try:
