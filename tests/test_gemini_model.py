@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 from google.genai import types
 
-from agent_core._content import Content, FunctionResponse, Part
+from agent_core._content import Content, FunctionCall, FunctionResponse, Part
 from agent_core.models.base import LlmRequest, LlmResponse
 from agent_core.models.gemini import (
     GeminiModel,
@@ -530,6 +530,10 @@ def test_each_event_loop_gets_a_working_client(server: FakeGemini) -> None:
         Part.from_text("hello"),
         Part(text="pondering", thought=True),
         Part.from_function_call("is_even", {"number": 3}, id="c-9"),
+        Part(
+            function_call=FunctionCall(id=None, name="is_even", args={"number": 3}),
+            thought_signature=b"\x01sig",
+        ),
         Part.from_function_call("is_even", {"number": 3}),
         Part.from_function_response("is_even", {"result": False}, id="c-9"),
         Part(
@@ -550,6 +554,7 @@ def test_each_event_loop_gets_a_working_client(server: FakeGemini) -> None:
 )
 def test_part_round_trip(part: Part) -> None:
     assert part_from_genai(part_to_genai(part)) == part
+    assert Part.from_dict(part.to_dict()) == part  # and through our own wire shape
 
 
 def test_parts_we_cannot_carry_are_left_out() -> None:

@@ -36,11 +36,6 @@ __all__ = [
 
 _API_KEY_VARS = ("GOOGLE_API_KEY", "GEMINI_API_KEY")
 
-# ``thought_signature`` (Gemini's opaque token on thinking models' parts, which must go
-# back with the part) is carried when our ``Part`` has a field for it.
-_HAS_SIGNATURE = "thought_signature" in {f.name for f in dataclasses.fields(Part)}
-
-
 class GeminiModel(BaseLlm):
     """A Gemini model, called with google-genai's async client.
 
@@ -208,8 +203,8 @@ def part_to_genai(part: Part) -> types.Part:
             else None
         ),
     )
-    if _HAS_SIGNATURE:
-        out.thought_signature = getattr(part, "thought_signature", None)
+    # Thinking models' opaque token must go back with the part it came on.
+    out.thought_signature = part.thought_signature
     return out
 
 
@@ -320,7 +315,7 @@ def part_from_genai(part: types.Part) -> Part | None:
     if part.file_data is not None:
         ref = part.file_data
         fields["file_data"] = FileRef(ref.file_uri or "", ref.mime_type or "")
-    if _HAS_SIGNATURE and part.thought_signature is not None:
+    if part.thought_signature is not None:
         fields["thought_signature"] = part.thought_signature
     if not fields or fields.keys() == {"thought_signature"}:
         return None
