@@ -331,12 +331,21 @@ def test_agent_tool_calls_leave_no_threads_behind() -> None:
     parent = Agent("lead", ScriptedModel(parent_turns), tools=[AgentTool(child)])
 
     run_script(parent, "warm up")  # the first round may start shared threads
-    before = threading.active_count()
+    before = set(threading.enumerate())
+
+    def new_workers() -> list[threading.Thread]:
+        # Only this project's worker threads: unrelated threads may come and go meanwhile.
+        return [
+            t
+            for t in set(threading.enumerate()) - before
+            if t.name.startswith(("agent-", "tooling"))
+        ]
+
     run_script(parent, ["again"] * (rounds - 1))
     deadline = time.monotonic() + 5
-    while threading.active_count() > before and time.monotonic() < deadline:
+    while new_workers() and time.monotonic() < deadline:
         time.sleep(0.01)  # stopped idle workers exit on their own
-    assert threading.active_count() <= before
+    assert new_workers() == []
 
 
 def test_closing_the_runner_closes_toolsets_behind_agent_tools() -> None:
