@@ -74,6 +74,7 @@ from ._events import Event
 from ._flow import REQUEST_CONFIRMATION, REQUESTS
 from ._runner import RunConfig, Runner
 from .models.scripted import ReplayPrompt, ScriptedModel, load_replay, replay_message
+from .services.artifacts import SqliteArtifactService
 from .services.memory import InMemoryMemoryService
 from .sessions.base import BaseSessionService, Session
 from .sessions.memory import InMemorySessionService
@@ -476,10 +477,17 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.session_db is not None and args.session is None:
         out.note(f"session {session_id} (continue it with --session {session_id})")
     config = RunConfig(granted_scopes=frozenset(args.scope or ()))
+    # With a session database, artifacts are kept in the same file.
+    artifacts = (
+        SqliteArtifactService(args.session_db)
+        if isinstance(service, SqliteSessionService)
+        else None
+    )
     runner = Runner(
         root,
         app_name=folder.resolve().name,
         session_service=service,
+        artifact_service=artifacts,
         memory_service=InMemoryMemoryService(),
     )
     try:
@@ -507,6 +515,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         runner.close()
         if isinstance(service, SqliteSessionService):
             service.close()
+        if artifacts is not None:
+            artifacts.close()
     return EXIT_TOOL_ERROR if out.errors else EXIT_OK
 
 

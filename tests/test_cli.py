@@ -682,3 +682,26 @@ def test_function_tools_example_runs_offline() -> None:
         ]
         assert answers, block
         assert not any(line.startswith("! ") for line in block)
+
+
+def test_session_db_keeps_artifacts_across_runs(tmp_path: Path) -> None:
+    db = tmp_path / "chat.db"
+    versions = []
+    for _ in range(2):
+        result = agent_cli(
+            "run",
+            str(ROOT / "examples" / "document_analysis"),
+            "--session-db",
+            str(db),
+            "--session",
+            "s1",
+            cwd=tmp_path,
+        )
+        assert result.returncode == 0, result.stderr
+        versions += [
+            json.loads(line.split("-> ", 1)[1])["version"]
+            for line in result.stdout.splitlines()
+            if "analyze_document -> " in line
+        ]
+    # The second run saves new versions after the first run's, in the same database.
+    assert versions == [0, 1, 2, 3]
