@@ -230,3 +230,46 @@ def fresh_process_ns(
         for name, code in commands.items():
             samples[name].append(once(code))
     return {name: statistics.median(s) for name, s in samples.items()}
+
+
+# -- shared by the benchmark scripts -----------------------------------------------------------
+
+
+def profile_report(prof: Any, title: str, limit: int = 25) -> str:
+    """A cProfile run's top entries, by own time and by cumulative time."""
+    import io
+    import pstats
+
+    parts = []
+    for order in ("tottime", "cumulative"):
+        buf = io.StringIO()
+        pstats.Stats(prof, stream=buf).sort_stats(order).print_stats(limit)
+        parts.append(f"== {title} (by {order}) ==\n{buf.getvalue()}")
+    return "\n".join(parts)
+
+
+def base_parser(description: str, *, adk_venv: Any, only_example: str) -> Any:
+    """The options every benchmark script takes: --quick, --adk-venv, --no-adk,
+    --profile, --clock and --only."""
+    import argparse
+
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--quick", action="store_true", help="a short run with rougher numbers")
+    parser.add_argument(
+        "--adk-venv", type=type(adk_venv), default=adk_venv, help=f"google-adk's venv ({adk_venv})"
+    )
+    parser.add_argument(
+        "--no-adk", action="store_true", help="skip google-adk even if its venv exists"
+    )
+    parser.add_argument("--profile", action="store_true", help="also print cProfile hot spots")
+    parser.add_argument(
+        "--clock",
+        choices=("wall", "cpu"),
+        default="wall",
+        help="wall: perf_counter_ns (default); cpu: thread_time_ns of the measuring thread,"
+        " steadier on a busy machine (thread hops and imports stay on the wall clock)",
+    )
+    parser.add_argument(
+        "--only", default="", help=f"comma-separated section numbers, e.g. {only_example}"
+    )
+    return parser

@@ -19,13 +19,10 @@ issue's targets. This is a script, not a test: nothing here fails a build.
 
 from __future__ import annotations
 
-import argparse
 import cProfile
-import io
 import json
 import os
 import platform
-import pstats
 import statistics
 import subprocess
 import sys
@@ -36,7 +33,18 @@ from pathlib import Path
 from typing import Any
 
 import pydantic
-from _timing import fmt_ns, fmt_ratio, fresh_process_ns, load_avg, loop, ratio, table, verdict
+from _timing import (
+    base_parser,
+    fmt_ns,
+    fmt_ratio,
+    fresh_process_ns,
+    load_avg,
+    loop,
+    profile_report,
+    ratio,
+    table,
+    verdict,
+)
 
 import agent_core
 
@@ -251,43 +259,17 @@ def profile_hot_spots() -> str:
         prof.enable()
         ev.run_until_complete(many())
         prof.disable()
-        out.append(_top(prof, f"{repeat:,} rounds: {LABELS[case]}"))
+        out.append(profile_report(prof, f"{repeat:,} rounds: {LABELS[case]}"))
     return "\n".join(out)
-
-
-def _top(prof: cProfile.Profile, title: str, limit: int = 30) -> str:
-    buf = io.StringIO()
-    pstats.Stats(prof, stream=buf).sort_stats("tottime").print_stats(limit)
-    buf2 = io.StringIO()
-    pstats.Stats(prof, stream=buf2).sort_stats("cumulative").print_stats(limit)
-    return (
-        f"== {title} (by tottime) ==\n{buf.getvalue()}\n"
-        f"== {title} (by cumulative) ==\n{buf2.getvalue()}"
-    )
 
 
 # -- main -------------------------------------------------------------------------------------
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description="Benchmark the agent_core loop.")
-    parser.add_argument("--quick", action="store_true", help="a short run with rougher numbers")
-    parser.add_argument(
-        "--adk-venv",
-        type=Path,
-        default=DEFAULT_ADK_VENV,
-        help=f"google-adk's venv (default {DEFAULT_ADK_VENV}; never built here)",
+    parser = base_parser(
+        "Benchmark the agent_core loop.", adk_venv=DEFAULT_ADK_VENV, only_example="1"
     )
-    parser.add_argument("--no-adk", action="store_true", help="skip google-adk")
-    parser.add_argument("--profile", action="store_true", help="also print cProfile hot spots")
-    parser.add_argument(
-        "--clock",
-        choices=("wall", "cpu"),
-        default="wall",
-        help="wall: perf_counter_ns (default); cpu: thread_time_ns, steadier on a busy"
-        " machine (valid here: each side runs on one thread; imports stay on the wall clock)",
-    )
-    parser.add_argument("--only", default="", help="comma-separated section numbers, e.g. 1")
     opts = parser.parse_args()
     cfg = QUICK if opts.quick else FULL
     only = {s.strip() for s in opts.only.split(",") if s.strip()}

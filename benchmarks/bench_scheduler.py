@@ -19,14 +19,11 @@ test: nothing here fails a build.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import cProfile
-import io
 import json
 import os
 import platform
-import pstats
 import statistics
 import subprocess
 import sys
@@ -40,11 +37,13 @@ from typing import Any
 import pydantic
 from _timing import (
     Case,
+    base_parser,
     fmt_ns,
     fmt_ratio,
     load_avg,
     loop,
     measure,
+    profile_report,
     ratio,
     set_clock,
     table,
@@ -551,7 +550,7 @@ def profile_hot_spots() -> str:
         prof.enable()
         ev.run_until_complete(many())
         prof.disable()
-        out.append(_top(prof, f"{repeat:,} x dispatch() of {count} {name} call(s)"))
+        out.append(profile_report(prof, f"{repeat:,} x dispatch() of {count} {name} call(s)"))
     scheduler.close()
 
     streaming = Scheduler([emit_async, emit_burst])
@@ -562,43 +561,20 @@ def profile_hot_spots() -> str:
         for _ in range(5):
             ev.run_until_complete(_stream_once(streaming, name, 10_000))
         prof.disable()
-        out.append(_top(prof, f"5 x Scheduler.stream() of one {name} call, 10,000 chunks"))
+        out.append(
+            profile_report(prof, f"5 x Scheduler.stream() of one {name} call, 10,000 chunks")
+        )
     streaming.close()
     return "\n".join(out)
-
-
-def _top(prof: cProfile.Profile, title: str, limit: int = 25) -> str:
-    buf = io.StringIO()
-    pstats.Stats(prof, stream=buf).sort_stats("tottime").print_stats(limit)
-    buf2 = io.StringIO()
-    pstats.Stats(prof, stream=buf2).sort_stats("cumulative").print_stats(limit)
-    return (
-        f"== {title} (by tottime) ==\n{buf.getvalue()}\n"
-        f"== {title} (by cumulative) ==\n{buf2.getvalue()}"
-    )
 
 
 # -- main -------------------------------------------------------------------------------------
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description="Benchmark tooling.Scheduler.")
-    parser.add_argument("--quick", action="store_true", help="a short run with rougher numbers")
-    parser.add_argument(
-        "--adk-venv",
-        type=Path,
-        default=DEFAULT_ADK_VENV,
-        help=f"google-adk's venv (default {DEFAULT_ADK_VENV}; never built here)",
+    parser = base_parser(
+        "Benchmark tooling.Scheduler.", adk_venv=DEFAULT_ADK_VENV, only_example="1,3"
     )
-    parser.add_argument("--no-adk", action="store_true", help="skip google-adk")
-    parser.add_argument("--profile", action="store_true", help="also print cProfile hot spots")
-    parser.add_argument(
-        "--clock",
-        choices=("wall", "cpu"),
-        default="wall",
-        help="clock of single-thread cases: wall (perf_counter_ns) or cpu (thread_time_ns)",
-    )
-    parser.add_argument("--only", default="", help="comma-separated section numbers, e.g. 1,3")
     opts = parser.parse_args()
     cfg = QUICK if opts.quick else FULL
     set_clock(opts.clock)

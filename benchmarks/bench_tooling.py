@@ -17,15 +17,12 @@ targets. This is a script, not a test: nothing here fails a build.
 
 from __future__ import annotations
 
-import argparse
 import cProfile
 import functools
 import inspect
-import io
 import json
 import os
 import platform
-import pstats
 import statistics
 import subprocess
 import sys
@@ -39,12 +36,14 @@ import _functions as F
 import pydantic
 from _timing import (
     Case,
+    base_parser,
     fmt_ns,
     fmt_ratio,
     fresh_process_ns,
     load_avg,
     loop,
     measure,
+    profile_report,
     ratio,
     set_clock,
     table,
@@ -621,7 +620,9 @@ def profile_hot_spots() -> str:
     loop().run_until_complete(many_runs())
     prof.disable()
     out.append(
-        _top(prof, "run(): 20,000 x await tool(configure_job, run_in_thread=False).run(args)")
+        profile_report(
+            prof, "run(): 20,000 x await tool(configure_job, run_in_thread=False).run(args)"
+        )
     )
 
     fresh = F.fresh_set("f4", 60) + F.fresh_set("f6", 60)
@@ -633,54 +634,20 @@ def profile_hot_spots() -> str:
         for func in fresh:
             tool(func).to_gemini()
         prof.disable()
-    out.append(_top(prof, "cold build: 120 x tool(fresh f4/f6).to_gemini()"))
+    out.append(profile_report(prof, "cold build: 120 x tool(fresh f4/f6).to_gemini()"))
     return "\n".join(out)
-
-
-def _top(prof: cProfile.Profile, title: str, limit: int = 22) -> str:
-    buf = io.StringIO()
-    stats = pstats.Stats(prof, stream=buf)
-    stats.sort_stats("tottime").print_stats(limit)
-    buf2 = io.StringIO()
-    pstats.Stats(prof, stream=buf2).sort_stats("cumulative").print_stats(limit)
-    return (
-        f"== {title} (by tottime) ==\n{buf.getvalue()}\n"
-        f"== {title} (by cumulative) ==\n{buf2.getvalue()}"
-    )
 
 
 # -- main -------------------------------------------------------------------------------------
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description="Benchmark tooling against its baselines.")
-    parser.add_argument("--quick", action="store_true", help="a ~10 s run with rougher numbers")
+    parser = base_parser(
+        "Benchmark tooling against its baselines.", adk_venv=DEFAULT_ADK_VENV, only_example="2,4"
+    )
     parser.add_argument(
         "--adk", action="store_true", help="compare with google-adk (builds its venv on first use)"
     )
-    parser.add_argument(
-        "--adk-venv",
-        type=Path,
-        default=DEFAULT_ADK_VENV,
-        help=f"google-adk's venv (default {DEFAULT_ADK_VENV})",
-    )
-    parser.add_argument(
-        "--no-adk", action="store_true", help="skip google-adk even if its venv exists"
-    )
-    parser.add_argument(
-        "--profile",
-        action="store_true",
-        help="also print cProfile hot spots of run() and the cold build",
-    )
-    parser.add_argument(
-        "--clock",
-        choices=("wall", "cpu"),
-        default="wall",
-        help="wall: perf_counter_ns (default); cpu: thread_time_ns of the measuring"
-        " thread, steadier on a busy machine (thread hops and imports stay on"
-        " the wall clock)",
-    )
-    parser.add_argument("--only", default="", help="comma-separated section numbers, e.g. 2,4")
     opts = parser.parse_args()
     cfg = QUICK if opts.quick else FULL
     set_clock(opts.clock)
