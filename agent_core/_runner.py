@@ -8,13 +8,13 @@ import queue
 import threading
 from collections.abc import AsyncGenerator, Generator
 from dataclasses import dataclass
-from types import TracebackType
 from typing import Any
 
 from tooling import BaseToolset
 from tooling._threads import WorkerPool
 
 from ._agent import Agent
+from ._closing import Closing
 from ._content import Content, Part
 from ._events import Event
 from ._flow import Invocation
@@ -61,7 +61,7 @@ _LOCKS = _SessionLocks()
 _DONE = object()
 
 
-class Runner:
+class Runner(Closing):
     """Runs ``agent`` for an app: sessions, artifacts and memory, in memory by default.
 
     Use :meth:`run_async` in async code, :meth:`run` elsewhere (it drives its own event
@@ -215,28 +215,6 @@ class Runner:
         thread = threading.Thread(target=lambda: asyncio.run(self.aclose()), daemon=True)
         thread.start()
         thread.join()
-
-    async def __aenter__(self) -> Runner:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()
-
-    def __enter__(self) -> Runner:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
 
 class _Failure:

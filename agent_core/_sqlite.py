@@ -18,8 +18,9 @@ import os
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from types import TracebackType
-from typing import TYPE_CHECKING, Any, Self, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from ._closing import Closing
 
 if TYPE_CHECKING:
     import sqlite3
@@ -169,7 +170,7 @@ class SqliteDatabase:
             self._executor.shutdown(wait=False)
 
 
-class SqliteBacked:
+class SqliteBacked(Closing):
     """What every SQLite-backed service shares: its database, closing, context managers."""
 
     _schema: Sequence[str] = ()
@@ -194,25 +195,3 @@ class SqliteBacked:
     async def aclose(self) -> None:
         """Finish pending work and close the database without blocking the event loop."""
         await self._db.aclose()
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()

@@ -36,6 +36,7 @@ __all__ = [
 
 _API_KEY_VARS = ("GOOGLE_API_KEY", "GEMINI_API_KEY")
 
+
 class GeminiModel(BaseLlm):
     """A Gemini model, called with google-genai's async client.
 

@@ -1,0 +1,40 @@
+"""``Closing``: sync and async context managers for anything with ``close``/``aclose``."""
+
+from __future__ import annotations
+
+from types import TracebackType
+from typing import Self
+
+__all__ = ["Closing"]
+
+
+class Closing:
+    """Mixin: ``with obj:`` calls ``close()``, ``async with obj:`` awaits ``aclose()``."""
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+    async def aclose(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
