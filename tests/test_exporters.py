@@ -1010,3 +1010,22 @@ def test_openai_strict_root_self_reference_is_kept() -> None:
     legacy, lossy = gemini.legacy_schema(schema)
     assert_legacy_rules(legacy)
     assert lossy_params(lossy) == {"next"}
+
+
+def test_gemini_legacy_narrows_any_to_scalars_and_says_so() -> None:
+    schema = {
+        "type": "object",
+        "properties": {"x": {"description": "Anything."}, "xs": {"type": "array", "items": {}}},
+        "required": ["x"],
+        "additionalProperties": False,
+    }
+    legacy, diagnostics = gemini.legacy_schema(schema)
+    scalars = [{"type": "string"}, {"type": "number"}, {"type": "boolean"}]
+    assert legacy["properties"]["x"] == {
+        "anyOf": scalars,
+        "nullable": True,
+        "description": "Anything.",
+    }
+    assert legacy["properties"]["xs"]["items"] == {"anyOf": scalars, "nullable": True}
+    assert {d.parameter for d in diagnostics if d.code == "export.lossy"} == {"x", "xs"}
+    genai_types.Schema.model_validate(legacy)

@@ -47,6 +47,9 @@ schema says is recorded as an ``export.lossy`` diagnostic naming the top-level p
   object lists its properties and the model produces those; a schema for extra values
   (``dict[str, int]``) is dropped with a diagnostic. Empty ``properties``/``required``
   are left out (the API rejects an empty ``properties`` on an object).
+* A property schema with no type (``Any``) is narrowed to ``{"anyOf": [string, number,
+  boolean], "nullable": true}`` (lossy): whether the API takes a typeless schema here is
+  not documented, and a scalar or null is what a model can always send.
 * ``examples`` gives ``example`` (its first item). Annotations with no effect on values
   (``title``, ``$comment``, ``deprecated``, ``readOnly``, ...) are dropped silently; any
   other keyword (``multipleOf``, ``uniqueItems``, ``patternProperties``,
@@ -182,6 +185,24 @@ def legacy_schema(parameters: JSONSchema) -> tuple[JSONSchema, list[Diagnostic]]
     return out, converter.recorder.diagnostics
 
 
+#: Keywords that give a schema a shape; a schema with none of them accepts any value.
+_TYPED_KEYS = frozenset(
+    {
+        "type",
+        "anyOf",
+        "oneOf",
+        "allOf",
+        "$ref",
+        "enum",
+        "const",
+        "properties",
+        "items",
+        "prefixItems",
+        "not",
+    }
+)
+
+
 class _LegacyConverter:
     def __init__(self, root: JSONSchema) -> None:
         self.root = root
@@ -223,7 +244,24 @@ class _LegacyConverter:
             return out
         if "$ref" in node:
             return self._inline(node, param)
+        if param is not None and not _TYPED_KEYS.intersection(node):  # not the root
+            return self._any(node, param)
         return self._plain(node, param)
+
+    def _any(self, node: JSONSchema, param: str | None) -> JSONSchema:
+        # A schema without a type (``Any``) is not reliably accepted in this subset: say
+        # what a model can always send (a scalar or null), and say that it was narrowed.
+        self.lossy(
+            param,
+            "any JSON value cannot be expressed; narrowed to a string, number, boolean or null",
+        )
+        out: JSONSchema = {
+            "anyOf": [{"type": "string"}, {"type": "number"}, {"type": "boolean"}],
+            "nullable": True,
+        }
+        if isinstance(node.get("description"), str):
+            out["description"] = node["description"]
+        return out
 
     def _inline(self, node: JSONSchema, param: str | None) -> JSONSchema:
         ref = node["$ref"]
