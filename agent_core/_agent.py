@@ -243,6 +243,7 @@ class AgentTool(BaseTool):
     async def run(
         self, args: Mapping[str, Any] | str, ctx: ToolContext | None = None
     ) -> dict[str, Any]:
+        """Run the agent on the request in its own session; its final text is the result."""
         from tooling import SimpleToolContext, ToolError
 
         from ._runner import Runner

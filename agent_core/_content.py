@@ -24,6 +24,7 @@ class FunctionCall:
     args: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
+        """The Gemini wire shape."""
         out: dict[str, Any] = {"name": self.name, "args": self.args}
         if self.id is not None:
             out["id"] = self.id
@@ -49,6 +50,7 @@ class FunctionResponse:
     parts: list[Part] | None = None
 
     def to_dict(self) -> dict[str, Any]:
+        """The Gemini wire shape (camelCase keys)."""
         out: dict[str, Any] = {"name": self.name, "response": self.response}
         if self.id is not None:
             out["id"] = self.id
@@ -167,6 +169,7 @@ class Content:
         return "".join(p.text for p in self.parts if p.text is not None and not p.thought)
 
     def to_dict(self) -> dict[str, Any]:
+        """The Gemini wire shape."""
         return {"role": self.role, "parts": [p.to_dict() for p in self.parts]}
 
     @classmethod

@@ -34,6 +34,7 @@ class EventActions:
     requested_auth_configs: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def is_empty(self) -> bool:
+        """True when the actions change and ask for nothing."""
         return not (
             self.skip_summarization
             or self.state_delta
@@ -45,6 +46,7 @@ class EventActions:
         )
 
     def to_dict(self) -> dict[str, Any]:
+        """The wire shape (camelCase), leaving out what is unset."""
         out: dict[str, Any] = {}
         if self.skip_summarization:
             out["skipSummarization"] = True
@@ -182,6 +184,7 @@ class Event:
         )
 
     def to_json(self) -> str:
+        """:meth:`to_dict` as JSON text."""
         return json.dumps(self.to_dict(), ensure_ascii=False, default=str)
 
     @classmethod

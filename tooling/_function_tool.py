@@ -131,14 +131,17 @@ class FunctionTool(BaseTool, Generic[P, R]):
 
     @property
     def description(self) -> str:  # type: ignore[override]
+        """What the model is told the tool does: from the docstring or ``description=``."""
         return self.spec.description
 
     @property
     def parameters_json_schema(self) -> dict[str, Any]:  # type: ignore[override]
+        """The arguments' JSON Schema (draft 2020-12); shared and read-only."""
         return self.spec.parameters_json_schema
 
     @property
     def response_json_schema(self) -> dict[str, Any] | None:  # type: ignore[override]
+        """The schema of the response the model receives, or None without a return type."""
         return self.spec.response_json_schema
 
     @property
@@ -148,6 +151,7 @@ class FunctionTool(BaseTool, Generic[P, R]):
 
     @property
     def diagnostics(self) -> list[Diagnostic]:
+        """What was noticed building the spec, then by exports so far."""
         return [*self.spec.diagnostics, *super().diagnostics]
 
     # -- calling like the original ---------------------------------------------------------

@@ -64,6 +64,7 @@ class GeminiModel(BaseLlm):
     async def generate_content_async(
         self, llm_request: LlmRequest, stream: bool = False
     ) -> AsyncGenerator[LlmResponse, None]:
+        """Call Gemini with the request; an API error becomes an error response."""
         client = await self._get_client()
         model = llm_request.model or self.model
         contents = [content_to_genai(c) for c in llm_request.contents]

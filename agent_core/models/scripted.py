@@ -140,6 +140,7 @@ class ScriptedModel(BaseLlm):
     async def generate_content_async(
         self, llm_request: LlmRequest, stream: bool = False
     ) -> AsyncGenerator[LlmResponse, None]:
+        """Record the request and play the next turn (word by word when streaming)."""
         self.requests.append(
             replace(
                 llm_request,
