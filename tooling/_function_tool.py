@@ -443,11 +443,12 @@ class FunctionTool(BaseTool, Generic[P, R]):
         # Imported here: ``import tooling`` does not pay for asyncio or the worker pool.
         import asyncio
 
-        from ._sync_generator import call_in_thread
-        from ._threads import default_executor
+        if executor is None:
+            from ._threads import default_executor
 
+            executor = default_executor()
         return await asyncio.get_running_loop().run_in_executor(
-            executor or default_executor(),
+            executor,
             contextvars.copy_context().run,
             call_in_thread,
             self._func,
@@ -461,6 +462,15 @@ class FunctionTool(BaseTool, Generic[P, R]):
             "(the error text is not shown; it may contain private data)",
             code="tool.failed",
         )
+
+
+def call_in_thread(func: Callable[..., Any], args: list[Any], kwargs: dict[str, Any]) -> Any:
+    """Call ``func`` on a worker thread; a ``StopIteration`` cannot cross into an asyncio
+    future (the awaiting side would never wake), so it is renamed."""
+    try:
+        return func(*args, **kwargs)
+    except StopIteration as exc:
+        raise RuntimeError("the tool raised StopIteration") from exc
 
 
 def _without_rejected_nulls(

@@ -14,15 +14,7 @@ from collections.abc import Callable
 from concurrent.futures import Executor, Future
 from typing import Any
 
-__all__ = ["SyncGeneratorDriver", "call_in_thread"]
-
-
-def call_in_thread(func: Callable[..., Any], args: list[Any], kwargs: dict[str, Any]) -> Any:
-    """Call ``func``; a ``StopIteration`` cannot cross into an asyncio future, so rename it."""
-    try:
-        return func(*args, **kwargs)
-    except StopIteration as exc:
-        raise RuntimeError("the tool raised StopIteration") from exc
+__all__ = ["SyncGeneratorDriver"]
 
 
 _STOP = object()
