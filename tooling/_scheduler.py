@@ -649,7 +649,7 @@ def _cut(response: ToolResponse) -> ToolResponse:
         "limit; 'partial' holds its beginning",
         code="tool.output_too_large",
     )
-    cut = {**error.to_response(), "status": "output_too_large", "partial": ""}
+    cut = {**error.to_response(), "status": "tool.output_too_large", "partial": ""}
     # 'partial' is JSON text inside a JSON string: its quotes and backslashes are escaped
     # again, so the cut response itself must be measured, not the text kept.
     room = MAX_RESPONSE_BYTES - len(to_json(cut))
