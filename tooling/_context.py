@@ -253,13 +253,16 @@ class ToolContext(ReadonlyContext, ABC):
             raise TypeError(f"progress stream must be a str, not {type(stream).__name__}")
         if not isinstance(chunk, str):
             raise TypeError(f"progress chunk must be a str, not {type(chunk).__name__}")
+        sink = self._progress_sink
+        skip = getattr(sink, "skip", None)
+        if skip is not None and skip():  # counted as dropped without building the item
+            return
         item = ToolProgress(
             id=self.function_call_id,
             name=self.tool_name,
             stream=stream,
             chunk=cut_utf8(chunk, MAX_PROGRESS_CHUNK_BYTES),
         )
-        sink = self._progress_sink
         if sink is not None:
             sink(item)
         else:

@@ -65,6 +65,11 @@ class CallProgress:
         """A ``ToolContext`` progress sink."""
         self._channel.offer(self, item)
 
+    def skip(self) -> bool:
+        """Count the next chunk as dropped at once, if it would be (nobody reads, the
+        budget is spent, or a run of drops goes on): the caller then need not build it."""
+        return self._channel.skip(self)
+
 
 class ProgressChannel:
     """A queue a dispatch's calls write to (from any thread) and its consumer reads.
@@ -110,6 +115,23 @@ class ProgressChannel:
 
     # -- producers ---------------------------------------------------------------------
 
+    def skip(self, call: CallProgress) -> bool:
+        """See :meth:`CallProgress.skip`."""
+        if not self.consumer or call.closed:
+            return True
+        if not call.dropped:
+            return False
+        with self._lock:
+            if (
+                call.dropped
+                and not self._closed
+                and not self._has_room()
+                and (call.waited or self._on_loop_thread())
+            ):
+                call.dropped += 1  # the run of drops goes on: no wait, no marker yet
+                return True
+        return False
+
     def offer(self, call: CallProgress, item: ToolProgress) -> None:
         """Queue ``item`` if the bounds allow, else count it in the call's run of drops."""
         if not self.consumer or call.closed:
@@ -120,7 +142,8 @@ class ProgressChannel:
             if call.dropped and call.waited and not self._has_room():
                 call.dropped += 1  # the run of drops goes on: no wait, no marker yet
                 return
-            size = len(item.chunk.encode("utf-8", "surrogatepass"))
+            chunk = item.chunk
+            size = len(chunk) if chunk.isascii() else len(chunk.encode("utf-8", "surrogatepass"))
             if size > call.budget:
                 self._drop(call, item)
                 self._queue_marker(call)  # the final marker: nothing more for this call

@@ -13,7 +13,7 @@ import logging
 import time
 import weakref
 from collections import ChainMap
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from enum import StrEnum
 from typing import Any, Protocol, cast
@@ -196,25 +196,22 @@ class DispatchStream:
     """
 
     def __init__(self, channel: ProgressChannel, task: asyncio.Task[Any], run: _Dispatch) -> None:
+        self._channel = channel
         self._task = task
         self._run = run
-        self._items = self._iterate(channel)
-
-    async def _iterate(
-        self, channel: ProgressChannel
-    ) -> AsyncGenerator[ToolProgress | ToolResponse, None]:
-        async for item in channel:
-            yield item
-        await self._task  # surface what ended the dispatch abnormally (a KeyboardInterrupt)
 
     def __aiter__(self) -> DispatchStream:
         return self
 
     async def __anext__(self) -> ToolProgress | ToolResponse:
-        return await self._items.__anext__()
+        try:
+            return await self._channel.__anext__()
+        except StopAsyncIteration:
+            await self._task  # surface what ended the dispatch abnormally (KeyboardInterrupt)
+            raise
 
     async def aclose(self) -> None:
-        await self._items.aclose()
+        """Nothing to release: the dispatch's task is owned by ``Scheduler.stream()``."""
 
     @property
     def responses(self) -> list[ToolResponse]:
