@@ -27,7 +27,7 @@ import warnings
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from _timing import clock, loop, set_clock
+from _timing import clock, dist_version, loop, set_clock
 
 CALLS = {"one": 1, "fifty": 50}
 USER_TEXT = "Look the keys up."
@@ -216,15 +216,6 @@ def measure_rounds(
     return out
 
 
-def _version(dist: str) -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version(dist)
-    except PackageNotFoundError:
-        return "?"
-
-
 def main() -> None:
     global _now
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -242,7 +233,7 @@ def main() -> None:
     made = (ours if opts.impl == "ours" else adk)(turns_needed)
     results = measure_rounds(made, runs, opts.rounds)
     dist = "agent-tooling" if opts.impl == "ours" else "google-adk"
-    json.dump({"results": results, "version": _version(dist)}, sys.stdout)
+    json.dump({"results": results, "version": dist_version(dist)}, sys.stdout)
     sys.stdout.write("\n")
 
 

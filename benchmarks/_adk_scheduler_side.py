@@ -23,7 +23,7 @@ import time
 import warnings
 from typing import Any
 
-from _timing import Case, loop, measure, set_clock
+from _timing import Case, dist_version, loop, measure, set_clock
 
 CALLS = 50
 NAP_S = 0.01
@@ -74,7 +74,7 @@ def _ours(rounds: int, budget_ms: float) -> dict[str, Any]:
         cases[case] = Case("await s.dispatch(c)", {"s": scheduler, "c": calls}, n=n, wall=wall)
     results = measure(cases, rounds=rounds, budget_ms=budget_ms)
     scheduler.close()
-    return {"results": results, "notes": [], "version": _version("agent-tooling")}
+    return {"results": results, "notes": [], "version": dist_version("agent-tooling")}
 
 
 def _adk(rounds: int, budget_ms: float) -> dict[str, Any]:
@@ -136,16 +136,7 @@ def _adk(rounds: int, budget_ms: float) -> dict[str, Any]:
             count = 1 if label == "sync_sleep" else n
             cases[label] = Case(stmt, env, n=count, wall=wall)
     results = measure(cases, rounds=rounds, budget_ms=budget_ms)
-    return {"results": results, "notes": [], "version": _version("google-adk")}
-
-
-def _version(dist: str) -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version(dist)
-    except PackageNotFoundError:
-        return "?"
+    return {"results": results, "notes": [], "version": dist_version("google-adk")}
 
 
 def main() -> None:

@@ -21,7 +21,7 @@ import warnings
 from typing import Any
 
 import _functions as F
-from _timing import Case, loop, measure, set_clock
+from _timing import Case, dist_version, loop, measure, set_clock
 
 
 def _ours(copies: int, rounds: int, budget_ms: float) -> dict[str, Any]:
@@ -48,7 +48,7 @@ def _ours(copies: int, rounds: int, budget_ms: float) -> dict[str, Any]:
         }
         loop().run_until_complete(inline.run(F.ARGS[key]))
         results[key] = measure(cases, rounds=rounds, budget_ms=budget_ms)
-    return {"results": results, "notes": notes, "version": _version("agent-tooling")}
+    return {"results": results, "notes": notes, "version": dist_version("agent-tooling")}
 
 
 def _adk(copies: int, rounds: int, budget_ms: float) -> dict[str, Any]:
@@ -101,16 +101,7 @@ def _adk(copies: int, rounds: int, budget_ms: float) -> dict[str, Any]:
             )["v"]
         finally:
             override_feature_enabled(FeatureName.FUNCTION_TOOL_ARG_VALIDATION, False)
-    return {"results": results, "notes": [], "version": _version("google-adk")}
-
-
-def _version(dist: str) -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version(dist)
-    except PackageNotFoundError:
-        return "?"
+    return {"results": results, "notes": [], "version": dist_version("google-adk")}
 
 
 def main() -> None:

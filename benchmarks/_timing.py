@@ -273,3 +273,74 @@ def base_parser(description: str, *, adk_venv: Any, only_example: str) -> Any:
         "--only", default="", help=f"comma-separated section numbers, e.g. {only_example}"
     )
     return parser
+
+
+def dist_version(dist: str) -> str:
+    """The installed version of distribution ``dist``, or ``"?"``."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(dist)
+    except PackageNotFoundError:
+        return "?"
+
+
+def import_section(
+    title: str, package: str, target: float, *, runs: int, cwd: str, heavy: set[str]
+) -> str:
+    """Import time of ``package`` in fresh interpreters against the pydantic import it
+    builds on, and whether it loads google.genai (it must not)."""
+    import json
+    import sys
+
+    py = sys.executable
+    commands = {
+        "empty": "pass",
+        package: f"import {package}",
+        "pydantic": "from pydantic import BaseModel, TypeAdapter, validate_call",
+    }
+    med = fresh_process_ns(py, commands, runs=runs, cwd=cwd)
+    ours, base = med[package] - med["empty"], med["pydantic"] - med["empty"]
+    r = ratio(ours, base)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
+    probe = subprocess.run(
+        [py, "-c", f"import json, sys, {package}; print(json.dumps(sorted(sys.modules)))"],
+        cwd=cwd,
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    modules = json.loads(probe.stdout)
+    genai = "google.genai" in modules
+    loaded = sorted({m.split(".")[0] for m in modules} & heavy)
+    rows = [
+        [
+            f"import {package}",
+            fmt_ns(ours),
+            fmt_ns(base),
+            fmt_ratio(r),
+            f"≤ {target:.2f}×",
+            verdict(None if r is None else r <= target),
+        ],
+        [
+            f"google.genai imported by `import {package}`",
+            "yes" if genai else "no",
+            "",
+            "",
+            "no",
+            verdict(not genai),
+        ],
+    ]
+    return table(
+        title,
+        ["case", "ours", "baseline", "ratio", "target", "ok?"],
+        rows,
+        [
+            "baseline: python -c 'from pydantic import BaseModel, TypeAdapter, validate_call'.",
+            f"medians of {runs} runs each, interleaved;"
+            f" `python -c pass` took {fmt_ns(med['empty'])}.",
+            f"top-level packages of note loaded by `import {package}`:"
+            f" {', '.join(loaded) or 'none'}; {len(modules)} modules in all.",
+        ],
+    )

@@ -37,7 +37,7 @@ from _timing import (
     base_parser,
     fmt_ns,
     fmt_ratio,
-    fresh_process_ns,
+    import_section,
     load_avg,
     loop,
     profile_report,
@@ -179,60 +179,14 @@ def bench_loop(cfg: Config, adk: Path | None, clock: str, why_not: str) -> str:
 
 
 def bench_import(cfg: Config) -> str:
-    py = sys.executable
-    commands = {
-        "empty": "pass",
-        "agent_core": "import agent_core",
-        "pydantic": "from pydantic import BaseModel, TypeAdapter, validate_call",
-    }
-    cwd = str(HERE)  # not the project root: import what is installed, as a user would
-    med = fresh_process_ns(py, commands, runs=cfg.import_runs, cwd=cwd)
-    ours, base = med["agent_core"] - med["empty"], med["pydantic"] - med["empty"]
-    r = ratio(ours, base)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
-    probe = subprocess.run(
-        [py, "-c", "import json, sys, agent_core; print(json.dumps(sorted(sys.modules)))"],
-        cwd=cwd,
-        env=env,
-        check=True,
-        capture_output=True,
-        text=True,
-    )
-    modules = json.loads(probe.stdout)
-    genai = "google.genai" in modules
-    heavy = sorted(
-        {m.split(".")[0] for m in modules}
-        & {"google", "httpx", "requests", "openai", "mcp", "anyio", "sqlite3", "aiohttp"}
-    )
-    rows = [
-        [
-            "import agent_core",
-            fmt_ns(ours),
-            fmt_ns(base),
-            fmt_ratio(r),
-            "≤ 2.00×",
-            verdict(None if r is None else r <= 2.0),
-        ],
-        [
-            "google.genai imported by `import agent_core`",
-            "yes" if genai else "no",
-            "",
-            "",
-            "no",
-            verdict(not genai),
-        ],
-    ]
-    return table(
+    # Run from benchmarks/, not the project root: import what is installed, as a user would.
+    return import_section(
         "2. Import time in a fresh interpreter (wall time minus `python -c pass`)",
-        ["case", "ours", "baseline", "ratio", "target", "ok?"],
-        rows,
-        [
-            "baseline: python -c 'from pydantic import BaseModel, TypeAdapter, validate_call'.",
-            f"medians of {cfg.import_runs} runs each, interleaved;"
-            f" `python -c pass` took {fmt_ns(med['empty'])}.",
-            "top-level packages of note loaded by `import agent_core`:"
-            f" {', '.join(heavy) or 'none'}; {len(modules)} modules in all.",
-        ],
+        "agent_core",
+        2.0,
+        runs=cfg.import_runs,
+        cwd=str(HERE),
+        heavy={"google", "httpx", "requests", "openai", "mcp", "anyio", "sqlite3", "aiohttp"},
     )
 
 

@@ -39,7 +39,7 @@ from _timing import (
     base_parser,
     fmt_ns,
     fmt_ratio,
-    fresh_process_ns,
+    import_section,
     load_avg,
     loop,
     measure,
@@ -409,67 +409,14 @@ def bench_thread(cfg: Config, run_res: dict[str, float]) -> str:
 
 
 def bench_import(cfg: Config) -> str:
-    py = sys.executable
-    commands = {
-        "empty": "pass",
-        "tooling": "import tooling",
-        "pydantic": "from pydantic import BaseModel, TypeAdapter, validate_call",
-    }
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
-    cwd = str(HERE)  # not the project root: import what is installed, as a user would
-    med = fresh_process_ns(py, commands, runs=cfg.import_runs, cwd=cwd)
-    ours, base = med["tooling"] - med["empty"], med["pydantic"] - med["empty"]
-    r = ratio(ours, base)
-
-    probe = subprocess.run(
-        [
-            py,
-            "-c",
-            "import sys, tooling; print(json.dumps(sorted(sys.modules)))".replace(
-                "import sys", "import json, sys"
-            ),
-        ],
-        cwd=cwd,
-        env=env,
-        check=True,
-        capture_output=True,
-        text=True,
-    )
-    modules = json.loads(probe.stdout)
-    genai = "google.genai" in modules
-    heavy = sorted(
-        {m.split(".")[0] for m in modules}
-        & {"google", "httpx", "requests", "openai", "mcp", "anyio"}
-    )
-    rows = [
-        [
-            "import tooling",
-            fmt_ns(ours),
-            fmt_ns(base),
-            fmt_ratio(r),
-            "≤ 1.50×",
-            verdict(None if r is None else r <= 1.5),
-        ],
-        [
-            "google.genai imported by `import tooling`",
-            "yes" if genai else "no",
-            "",
-            "",
-            "no",
-            verdict(not genai),
-        ],
-    ]
-    return table(
+    # Run from benchmarks/, not the project root: import what is installed, as a user would.
+    return import_section(
         "6. Import time in a fresh interpreter (wall time minus `python -c pass`)",
-        ["case", "ours", "baseline", "ratio", "target", "ok?"],
-        rows,
-        [
-            "baseline: python -c 'from pydantic import BaseModel, TypeAdapter, validate_call'.",
-            f"medians of {cfg.import_runs} runs each, interleaved;"
-            f" `python -c pass` took {fmt_ns(med['empty'])}.",
-            f"top-level packages of note loaded by `import tooling`: {', '.join(heavy) or 'none'};"
-            f" {len(modules)} modules in all.",
-        ],
+        "tooling",
+        1.5,
+        runs=cfg.import_runs,
+        cwd=str(HERE),
+        heavy={"google", "httpx", "requests", "openai", "mcp", "anyio"},
     )
 
 
