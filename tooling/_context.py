@@ -23,6 +23,7 @@ __all__ = [
     "artifact_blob",
     "auth_config_key",
     "cut_utf8",
+    "pick_version",
 ]
 
 #: A progress chunk longer than this many bytes of UTF-8 is cut to fit.
@@ -71,6 +72,19 @@ def artifact_blob(
     if isinstance(data, bytes | bytearray | memoryview):
         return Blob(mime_type or "application/octet-stream", bytes(data))
     raise TypeError(f"artifact data must be a Blob, bytes or str, not {type(data).__name__}")
+
+
+def pick_version(versions: list[Blob] | None, version: int | None) -> Blob | None:
+    """A copy of ``versions[version]`` (the latest when ``version`` is None), or None."""
+    if not versions:
+        return None
+    if version is None:
+        blob = versions[-1]
+    elif 0 <= version < len(versions):
+        blob = versions[version]
+    else:
+        return None
+    return Blob(blob.mime_type, blob.data)
 
 
 def auth_config_key(auth_config: Mapping[str, Any]) -> str:
@@ -436,16 +450,7 @@ class SimpleToolContext(ToolContext):
     async def load_artifact(self, name: str, version: int | None = None) -> Blob | None:
         """Artifact ``name`` at ``version`` (the latest when None), or None if there is none."""
         with self._artifact_lock:
-            versions = self._artifacts.get(name)
-            if not versions:
-                return None
-            if version is None:
-                blob = versions[-1]
-            elif 0 <= version < len(versions):
-                blob = versions[version]
-            else:
-                return None
-        return Blob(blob.mime_type, blob.data)
+            return pick_version(self._artifacts.get(name), version)
 
     async def list_artifacts(self) -> list[str]:
         """The names of the saved artifacts, sorted."""

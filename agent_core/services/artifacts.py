@@ -11,6 +11,7 @@ import threading
 from typing import TYPE_CHECKING
 
 from tooling import Blob
+from tooling._context import pick_version
 
 from .._sqlite import SqliteBacked
 from .base import BaseArtifactService
@@ -69,15 +70,7 @@ class InMemoryArtifactService(BaseArtifactService):
             versions = self._artifacts.get(
                 (app_name, user_id, _scope(session_id, filename), filename)
             )
-            if not versions:
-                return None
-            if version is None:
-                blob = versions[-1]
-            elif 0 <= version < len(versions):
-                blob = versions[version]
-            else:
-                return None
-        return Blob(blob.mime_type, blob.data)
+            return pick_version(versions, version)
 
     async def list_artifact_keys(
         self, *, app_name: str, user_id: str, session_id: str

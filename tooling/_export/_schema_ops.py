@@ -100,6 +100,26 @@ _MAP_OF_SUBSCHEMAS: Final = (
 )
 
 
+#: Keywords that describe without constraining (or are handled by the inlining of
+#: references): every target may drop them without a diagnostic.
+ANNOTATIONS: Final = frozenset(
+    {
+        "$anchor",
+        "$comment",
+        "$defs",
+        "$id",
+        "$schema",
+        "contentEncoding",
+        "contentMediaType",
+        "definitions",
+        "deprecated",
+        "discriminator",
+        "readOnly",
+        "writeOnly",
+    }
+)
+
+
 def deep_copy(schema: JSONSchema) -> JSONSchema:
     """A fully independent copy of ``schema`` (JSON data: dicts, lists and scalars)."""
     return _copy_json(schema)  # type: ignore[no-any-return]

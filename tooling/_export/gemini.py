@@ -118,23 +118,7 @@ _COPIED: Final = frozenset(
 )
 
 # Dropped without a diagnostic: they describe, they do not constrain (or are handled).
-_SILENT: Final = frozenset(
-    {
-        "$anchor",
-        "$comment",
-        "$defs",
-        "$id",
-        "$schema",
-        "contentEncoding",
-        "contentMediaType",
-        "definitions",
-        "deprecated",
-        "discriminator",
-        "readOnly",
-        "title",
-        "writeOnly",
-    }
-)
+_SILENT: Final = ops.ANNOTATIONS | {"title"}
 
 # Inlining shared definitions can multiply a schema's size; past this many nodes the
 # export is refused rather than produce a declaration no model would accept.

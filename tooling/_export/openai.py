@@ -94,25 +94,7 @@ _COPIED: Final = frozenset(
 )
 
 # Removed silently: annotations, and keywords handled elsewhere.
-_SILENT: Final = frozenset(
-    {
-        "$anchor",
-        "$comment",
-        "$defs",
-        "$id",
-        "$schema",
-        "contentEncoding",
-        "contentMediaType",
-        "default",
-        "definitions",
-        "deprecated",
-        "discriminator",
-        "example",
-        "examples",
-        "readOnly",
-        "writeOnly",
-    }
-)
+_SILENT: Final = ops.ANNOTATIONS | {"default", "example", "examples"}
 
 # Any JSON value strict mode can describe without an open object.
 _SCALARS: Final = ({"type": "string"}, {"type": "number"}, {"type": "boolean"}, {"type": "null"})
