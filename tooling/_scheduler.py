@@ -28,6 +28,7 @@ from ._function_tool import FunctionTool
 from ._progress import CallProgress, ProgressChannel
 from ._results import to_response
 from ._threads import WorkerPool
+from ._tracing import dispatch_trace
 from ._types import Blob, Confirmation, FileRef, ToolCall, ToolProgress, ToolResponse
 
 __all__ = ["MAX_RESPONSE_BYTES", "CallHooks", "DispatchStream", "ExecutionStrategy", "Scheduler"]
@@ -265,6 +266,7 @@ class _Dispatch:
         self.contexts: dict[int, ToolContext] = {}
         limit = scheduler.max_concurrency
         self.slots = asyncio.Semaphore(limit) if limit is not None else None
+        self.trace = dispatch_trace(scheduler.strategy, scheduler.timeout)  # None: not traced
 
     # -- planning ----------------------------------------------------------------------
 
@@ -272,7 +274,10 @@ class _Dispatch:
         try:
             self._answer_duplicates()
             blocked_by: str | None = None
-            for group in self._groups():
+            groups = self._groups()
+            if self.trace is not None:
+                self.trace.plan(groups, [c.id for c in self.calls])
+            for group in groups:
                 if blocked_by is not None:
                     for index in group:
                         self._deferred(index, blocked_by)
@@ -346,6 +351,8 @@ class _Dispatch:
         self, index: int, response: ToolResponse, progress: CallProgress | None = None
     ) -> None:
         self.responses[index] = response
+        if self.trace is not None:
+            self.trace.end(index, self.calls[index], response)
         self.channel.put_final(response, progress)
 
     # -- one call ----------------------------------------------------------------------
@@ -392,6 +399,10 @@ class _Dispatch:
             )
             failure.__cause__ = exc
             response = _error_response(call, failure, started, exc)
+        except BaseException:  # cancelled: the call's span still ends, saying so
+            if self.trace is not None:
+                self.trace.abort(index)
+            raise
         ctx = self.contexts.get(index)
         if ctx is not None and ctx.actions.state_delta:
             self.finished_deltas[index] = ctx.actions.state_delta
@@ -409,6 +420,8 @@ class _Dispatch:
         self, index: int, tool: BaseTool, call: ToolCall, progress: CallProgress, started: float
     ) -> ToolResponse:
         """Confirmation, hooks and the run itself, for a call that has its slot."""
+        if self.trace is not None:
+            self.trace.begin(index, call, tool)
         hooks = self.scheduler.hooks
         ctx = self._context(index, call, progress) if self._uses_context(tool) else None
         confirmed = (
@@ -578,6 +591,8 @@ class _Dispatch:
                     if update.final:
                         final = update
                     else:
+                        if self.trace is not None:
+                            self.trace.intermediate(call)
                         await self.channel.put_update(update)
             assert final is not None
             final.duration_s = time.perf_counter() - started

@@ -1,0 +1,336 @@
+"""Tracing: ``execute_tool``, ``chat`` and ``invoke_agent`` spans, read back from the
+OpenTelemetry SDK's in-memory exporter.
+
+Each test installs a real SDK tracer provider as the global one and removes it afterwards
+(the API allows setting it once per process; the fixture resets that guard, as
+opentelemetry's own test utilities do).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+pytest.importorskip("opentelemetry.sdk")
+
+from opentelemetry import trace
+from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.trace import StatusCode
+from opentelemetry.util._once import Once
+
+from tooling import ExecutionStrategy, Scheduler, ToolCall, tool
+from tooling._tracing import CAPTURE_ENV
+
+AUTO = ExecutionStrategy.AUTO
+CONTENT_KEYS = {
+    "gen_ai.tool.call.arguments",
+    "gen_ai.tool.call.result",
+    "gen_ai.input.messages",
+    "gen_ai.output.messages",
+    "gen_ai.system_instructions",
+}
+
+
+def _set_global_provider(provider: Any) -> None:
+    trace._TRACER_PROVIDER_SET_ONCE = Once()  # type: ignore[attr-defined]
+    trace._TRACER_PROVIDER = None  # type: ignore[attr-defined]
+    if provider is not None:
+        trace.set_tracer_provider(provider)
+
+
+@pytest.fixture
+def exporter(monkeypatch: pytest.MonkeyPatch) -> Iterator[InMemorySpanExporter]:
+    monkeypatch.delenv(CAPTURE_ENV, raising=False)
+    memory = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(memory))
+    _set_global_provider(provider)
+    try:
+        yield memory
+    finally:
+        _set_global_provider(None)
+        provider.shutdown()
+
+
+def by_name(spans: tuple[ReadableSpan, ...] | list[ReadableSpan]) -> dict[str, ReadableSpan]:
+    named = {s.name: s for s in spans}
+    assert len(named) == len(spans), [s.name for s in spans]
+    return named
+
+
+def parent_id(span: ReadableSpan) -> int | None:
+    return span.parent.span_id if span.parent is not None else None
+
+
+def span_id(span: ReadableSpan) -> int:
+    assert span.context is not None
+    return span.context.span_id
+
+
+# -- tools ---------------------------------------------------------------------------------
+
+ARRIVED = threading.Barrier(2, timeout=10)
+
+
+@tool(read_only=True, concurrency_safe=True)
+def read_a(path: str) -> str:
+    """Read a (meets read_b: both must run at once)."""
+    ARRIVED.wait()
+    return f"a:{path}"
+
+
+@tool(read_only=True, concurrency_safe=True)
+def read_b(path: str) -> str:
+    """Read b."""
+    ARRIVED.wait()
+    return f"b:{path}"
+
+
+@tool
+def write(path: str, text: str) -> str:
+    """Write (a barrier)."""
+    return "written"
+
+
+@tool
+def broken(secret: str) -> str:
+    """Fails with text that must not reach the trace."""
+    raise ValueError(f"the secret was {secret}")
+
+
+@tool(timeout=0.05)
+async def slow() -> str:
+    """Never finishes in time."""
+    await asyncio.sleep(30)
+    return "late"
+
+
+@tool
+def counting(n: int) -> Iterator[dict[str, int]]:
+    """Yields n + 1 responses; each is told as it comes, the last is also the final one."""
+    for i in range(n):
+        yield {"step": i}
+    yield {"done": n}
+
+
+@tool
+def nested() -> str:
+    """Makes a span of its own (on a worker thread)."""
+    with trace.get_tracer("user").start_as_current_span("inside the tool"):
+        return "ok"
+
+
+# -- the scheduler ---------------------------------------------------------------------------
+
+
+async def test_each_call_is_a_sibling_span_under_the_current_one(exporter):
+    scheduler = Scheduler([read_a, read_b, write, broken, slow], strategy=AUTO)
+    calls = [
+        ToolCall("c1", "read_a", {"path": "x"}),
+        ToolCall("c2", "read_b", {"path": "y"}),
+        ToolCall("c3", "write", {"path": "x", "text": "t"}),
+        ToolCall("c4", "broken", {"secret": "hunter2"}),
+        ToolCall("c5", "slow", {}),
+        ToolCall("c6", "missing", {}),
+    ]
+    with trace.get_tracer("test").start_as_current_span("turn") as turn:
+        responses = await scheduler.dispatch(calls)
+    assert [r.error.code if r.error else None for r in responses] == [
+        None,
+        None,
+        None,
+        "tool.failed",
+        "tool.timeout",
+        "tool.not_found",
+    ]
+    spans = by_name(exporter.get_finished_spans())
+    assert set(spans) == {
+        "turn",
+        "execute_tool read_a",
+        "execute_tool read_b",
+        "execute_tool write",
+        "execute_tool broken",
+        "execute_tool slow",
+        "execute_tool missing",
+    }
+    turn_id = turn.get_span_context().span_id
+    for name, span in spans.items():
+        if name != "turn":
+            assert parent_id(span) == turn_id, name
+            assert span.kind is trace.SpanKind.INTERNAL
+
+    a = spans["execute_tool read_a"].attributes
+    assert a["gen_ai.operation.name"] == "execute_tool"
+    assert a["gen_ai.tool.name"] == "read_a"
+    assert a["gen_ai.tool.call.id"] == "c1"
+    assert a["gen_ai.tool.type"] == "function"
+    assert a["tooling.strategy"] == "auto"
+    assert a["tooling.call.index"] == 0
+    assert a["tooling.call.isolation"] == "thread"
+    assert a["tooling.call.status"] == "ok"
+    assert a["tooling.call.queue_wait_s"] >= 0
+    assert "tooling.call.waited_for" not in a
+    assert spans["execute_tool read_a"].status.status_code is StatusCode.UNSET
+
+    # The barrier waited for both reads; each later call for the one before it.
+    w = spans["execute_tool write"].attributes
+    assert list(w["tooling.call.waited_for"]) == ["c1", "c2"]
+    assert w["tooling.call.wait_reason"] == "barrier"
+    assert list(spans["execute_tool broken"].attributes["tooling.call.waited_for"]) == ["c3"]
+    # The write started after both reads had finished.
+    reads_end = max(spans[f"execute_tool read_{x}"].end_time or 0 for x in "ab")
+    assert (spans["execute_tool write"].start_time or 0) >= reads_end
+    assert w["tooling.call.queue_wait_s"] > a["tooling.call.queue_wait_s"]
+
+    failed = spans["execute_tool broken"]
+    assert failed.status.status_code is StatusCode.ERROR
+    assert failed.attributes["error.type"] == "tool.failed"
+    assert failed.attributes["tooling.call.status"] == "error"
+    assert failed.status.description is None  # the message is content
+
+    timed_out = spans["execute_tool slow"]
+    assert timed_out.attributes["error.type"] == "tool.timeout"
+    assert timed_out.attributes["tooling.call.timeout_s"] == 0.05
+    assert timed_out.attributes["tooling.call.isolation"] == "async"
+    assert timed_out.status.status_code is StatusCode.ERROR
+
+    missing = spans["execute_tool missing"]
+    assert missing.attributes["error.type"] == "tool.not_found"
+    assert "tooling.call.isolation" not in missing.attributes
+
+    for span in spans.values():
+        assert not CONTENT_KEYS & set(span.attributes or {}), span.name
+        assert "hunter2" not in repr(dict(span.attributes or {}))
+        assert not span.events
+
+
+async def test_without_a_parent_the_dispatch_spans_are_roots_of_one_trace_each(exporter):
+    await Scheduler([write]).dispatch([ToolCall("c1", "write", {"path": "p", "text": "t"})])
+    (span,) = exporter.get_finished_spans()
+    assert span.parent is None
+
+
+async def test_content_is_recorded_with_the_environment_switch(exporter, monkeypatch):
+    monkeypatch.setenv(CAPTURE_ENV, "true")
+    scheduler = Scheduler([write, broken])
+    await scheduler.dispatch(
+        [
+            ToolCall("c1", "write", {"path": "p", "text": "hello"}),
+            ToolCall("c2", "broken", {"secret": "hunter2"}),
+        ]
+    )
+    spans = by_name(exporter.get_finished_spans())
+    ok = spans["execute_tool write"].attributes
+    assert ok["gen_ai.tool.call.arguments"] == '{"path":"p","text":"hello"}'
+    assert ok["gen_ai.tool.call.result"] == '{"result":"written"}'
+    failed = spans["execute_tool broken"]
+    # The arguments as the model sent them; the result as the model sees it: the
+    # exception's text is hidden from the model, so from the trace too.
+    assert "hunter2" in failed.attributes["gen_ai.tool.call.arguments"]
+    assert "hunter2" not in failed.attributes["gen_ai.tool.call.result"]
+    assert '"code":"tool.failed"' in failed.attributes["gen_ai.tool.call.result"]
+    assert failed.status.description and "ValueError" in failed.status.description
+
+
+async def test_a_generators_intermediate_responses_are_counted_not_recorded(exporter):
+    scheduler = Scheduler([counting])
+    async with scheduler.stream([ToolCall("c1", "counting", {"n": 3})]) as items:
+        seen = [item async for item in items]
+    assert [item.final for item in seen] == [False, False, False, False, True]
+    (span,) = exporter.get_finished_spans()
+    assert span.attributes["tooling.call.intermediate_responses"] == 4
+    assert not span.events
+
+
+async def test_spans_made_by_a_sync_tool_nest_under_its_call(exporter):
+    await Scheduler([nested]).dispatch([ToolCall("c1", "nested", {})])
+    spans = by_name(exporter.get_finished_spans())
+    assert parent_id(spans["inside the tool"]) == span_id(spans["execute_tool nested"])
+
+
+async def test_a_cancelled_call_ends_its_span_as_cancelled(exporter):
+    started = asyncio.Event()
+
+    @tool
+    async def hang() -> str:
+        """Waits until cancelled."""
+        started.set()
+        await asyncio.sleep(30)
+        return "never"
+
+    task = asyncio.create_task(Scheduler([hang]).dispatch([ToolCall("c1", "hang", {})]))
+    await asyncio.wait_for(started.wait(), 10)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    (span,) = exporter.get_finished_spans()
+    assert span.attributes["error.type"] == "tool.cancelled"
+    assert span.attributes["tooling.call.status"] == "cancelled"
+    # The caller's context is as it was: no span of ours is left current.
+    assert not trace.get_current_span().get_span_context().is_valid
+
+
+async def test_sequential_calls_wait_for_the_one_before(exporter):
+    scheduler = Scheduler([write], strategy=ExecutionStrategy.SEQUENTIAL)
+    await scheduler.dispatch(
+        [ToolCall(f"c{i}", "write", {"path": "p", "text": str(i)}) for i in range(3)]
+    )
+    spans = sorted(exporter.get_finished_spans(), key=lambda s: s.attributes["tooling.call.index"])
+    assert [list(s.attributes.get("tooling.call.waited_for", [])) for s in spans] == [
+        [],
+        ["c0"],
+        ["c1"],
+    ]
+    assert spans[1].attributes["tooling.call.wait_reason"] == "sequential"
+
+
+async def test_a_call_pending_confirmation_is_not_an_error(exporter):
+    @tool(require_confirmation=True)
+    def delete(path: str) -> str:
+        """Deletes."""
+        return "deleted"
+
+    await Scheduler([delete, write]).dispatch(
+        [
+            ToolCall("c1", "delete", {"path": "p"}),
+            ToolCall("c2", "write", {"path": "p", "text": "t"}),
+        ]
+    )
+    spans = by_name(exporter.get_finished_spans())
+    assert spans["execute_tool delete"].attributes["tooling.call.status"] == "pending"
+    assert spans["execute_tool write"].attributes["tooling.call.status"] == "deferred"
+    for span in spans.values():
+        assert span.status.status_code is StatusCode.UNSET
+        assert "error.type" not in span.attributes
+
+
+async def test_no_provider_no_spans_and_no_state():
+    # No provider set: the dispatch takes the fast path.
+    from tooling._tracing import dispatch_trace
+
+    assert dispatch_trace("auto", None) is None
+    responses = await Scheduler([write]).dispatch(
+        [ToolCall("c1", "write", {"path": "p", "text": "t"})]
+    )
+    assert responses[0].error is None
+
+
+def test_importing_the_packages_imports_no_opentelemetry():
+    code = (
+        "import sys, tooling, agent_core\n"
+        "from tooling import Scheduler\n"
+        "from agent_core import Runner\n"
+        "found = sorted(m for m in sys.modules if m.startswith('opentelemetry'))\n"
+        "assert not found, found\n"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
+    subprocess.run([sys.executable, "-c", code], check=True, env=env, timeout=60)
