@@ -509,6 +509,51 @@ def test_gemini_legacy_ref_siblings_override_the_definition() -> None:
     assert legacy["properties"]["tree"]["description"] == "The root."
 
 
+def test_gemini_legacy_described_model_enum_and_optional_model_keep_their_shape() -> None:
+    # A description (or a default) next to a $ref must not turn the parameter into "any".
+    described = params_schema(
+        addr=(Inner, Field(description="The address.")),
+        color=(Color, Field(Color.RED, description="The color.")),
+        level=(Level, Level.LOW),
+        maybe=(Optional[Inner], Field(None, description="Perhaps.")),  # noqa: UP045
+    )
+    plain = params_schema(
+        addr=(Inner, ...),
+        color=(Color, Color.RED),
+        level=(Level, Level.LOW),
+        maybe=(Optional[Inner], None),  # noqa: UP045
+    )
+    legacy, diagnostics = gemini.legacy_schema(described)
+    bare, _ = gemini.legacy_schema(plain)
+    props = legacy["properties"]
+    inner = {
+        "type": "object",
+        "properties": {
+            "x": {"type": "integer", "default": 3},
+            "y": {"type": "string", "nullable": True},
+        },
+    }
+    assert props["addr"] == {**inner, "description": "The address."}
+    assert props["color"] == {
+        "type": "string",
+        "format": "enum",
+        "enum": ["red", "green"],
+        "default": "red",
+        "description": "The color.",
+    }
+    assert props["level"] == {
+        "type": "integer",
+        "format": "enum",
+        "enum": ["1", "2"],
+        "default": 1,
+    }
+    assert props["maybe"] == {**inner, "nullable": True, "description": "Perhaps."}
+    assert diagnostics == []
+    assert bare["properties"]["addr"] == inner
+    assert_legacy_rules(legacy)
+    genai_types.Schema.model_validate(legacy)
+
+
 # -- OpenAI -------------------------------------------------------------------------------
 
 

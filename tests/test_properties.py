@@ -578,3 +578,54 @@ def test_exports_obey_their_targets_rules(sig: Sig) -> None:
     Draft202012Validator.check_schema(anthropic["input_schema"])
 
     assert t.parameters_json_schema == before, "an export changed the tool's own schema"
+
+
+def _without_descriptions(node: Any) -> Any:
+    """A legacy Gemini schema without its ``description`` keywords (properties named
+    "description" stay)."""
+    if isinstance(node, list):
+        return [_without_descriptions(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    out: dict[str, Any] = {}
+    for key, value in node.items():
+        if key == "properties":
+            out[key] = {name: _without_descriptions(sub) for name, sub in value.items()}
+        elif key in ("items", "anyOf"):
+            out[key] = _without_descriptions(value)
+        elif key != "description":
+            out[key] = value
+    return out
+
+
+def _described(sig: Sig, describe: bool) -> Sig:
+    """``sig`` with every parameter described (``Annotated[T, "text"]``), or with none."""
+    params = []
+    for p in sig.params:
+        base = p.annotation
+        if typing_extensions.get_origin(base) is typing_extensions.Annotated:
+            base = typing_extensions.get_args(base)[0]
+        text = f"About {p.name}." if describe else None
+        annotation = typing_extensions.Annotated[base, text] if describe else base
+        params.append(dataclasses.replace(p, annotation=annotation, description=text))
+    return dataclasses.replace(sig, params=params)
+
+
+@needs_exporters
+@given(sig=signatures())
+def test_descriptions_change_no_legacy_gemini_export_but_their_own_keywords(sig: Sig) -> None:
+    from tooling._export import gemini
+
+    bare, _ = _tool(_described(sig, describe=False))
+    described, _ = _tool(_described(sig, describe=True))
+    bare_legacy, bare_lossy = gemini.legacy_schema(bare.parameters_json_schema)
+    described_legacy, described_lossy = gemini.legacy_schema(described.parameters_json_schema)
+
+    assert _without_descriptions(described_legacy) == _without_descriptions(bare_legacy)
+    assert {(d.parameter, d.message) for d in described_lossy} == {
+        (d.parameter, d.message) for d in bare_lossy
+    }
+    for name, prop in described_legacy.get("properties", {}).items():
+        assert prop.get("description", "").startswith(f"About {name}."), prop
+    # The grammar has no ``Any``: nothing may be widened to "any value".
+    assert not [d for d in described_lossy + bare_lossy if "any JSON value" in d.message]

@@ -23,7 +23,9 @@ How the JSON Schema becomes that subset (each change that narrows or widens what
 schema says is recorded as an ``export.lossy`` diagnostic naming the top-level parameter):
 
 * ``$ref`` is inlined and ``$defs`` dropped; sibling keywords of a ``$ref`` override the
-  inlined definition's (an outer ``description`` is the more specific one).
+  inlined definition's (an outer ``description`` is the more specific one). Siblings
+  qualify the referenced schema: a described model or enum parameter is the model or
+  enum with that description, never widened to "any value".
 * A recursive reference cannot be inlined: the cycle is cut where a definition refers to
   itself (directly or not) with ``{"type": <its type>, "description": "... not expanded"}``
   (lossy).
@@ -274,7 +276,10 @@ class _LegacyConverter:
             finally:
                 self.expanding.pop()
         if siblings:
-            extra = self.convert(siblings, param)
+            # Keywords next to a ``$ref`` (a description, a default) qualify the referenced
+            # schema; on their own they would read as a schema that accepts any value.
+            typed = _TYPED_KEYS.intersection(siblings)
+            extra = self.convert(siblings, param) if typed else self._plain(siblings, param)
             if cut and "description" in extra:
                 extra["description"] = f"{extra['description']} {out['description']}"
             out.update(extra)
