@@ -4,9 +4,12 @@ import warnings
 from typing import Annotated
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from pydantic import Field
 
 from tooling import FunctionTool, tool
+from tooling._docstrings import parse_docstring
 
 LONG_RUNNING_SENTENCE = (
     "This tool runs for a while: once it has answered with a pending status, do not call it "
@@ -381,3 +384,91 @@ def test_callable_object_description_from_call_then_class() -> None:
     assert param_descriptions(a) == {"x": "The x."}
     assert b.description == "Class doc."
     assert param_descriptions(b) == {"x": "The x from class."}
+
+
+# -- docstrings that are only sections ------------------------------------------------------------
+
+
+def test_docstring_that_is_only_an_args_section() -> None:
+    @tool
+    def f(foo: int, bar: str) -> str:
+        """
+        Args:
+            foo: The foo thing.
+            bar: The bar thing,
+                on two lines.
+        """
+        return bar
+
+    assert f.description == ""
+    assert param_descriptions(f) == {"foo": "The foo thing.", "bar": "The bar thing, on two lines."}
+
+
+def test_docstring_that_is_only_a_returns_section() -> None:
+    @tool
+    def f(foo: int) -> str:
+        """Returns:
+        str: The result as a string.
+        """
+        return str(foo)
+
+    assert f.description == "Returns: The result as a string."
+
+
+_WORDS = st.lists(
+    st.sampled_from(["alpha", "beta", "gamma", "delta", "the", "value", "of", "x"]),
+    min_size=1,
+    max_size=5,
+).map(lambda words: " ".join(words).capitalize() + ".")
+
+
+def _render(
+    style: str, summary: str | None, params: dict[str, str], returns: str | None, opening: bool
+) -> str:
+    """A docstring as it sits in a function body (indented by four), in ``style``."""
+    lines: list[str] = []
+    if summary:
+        lines += [summary, ""]
+    if style == "google":
+        if params:
+            lines += ["Args:", *(f"    {n}: {t}" for n, t in params.items()), ""]
+        if returns:
+            lines += ["Returns:", f"    str: {returns}", ""]
+    elif style == "numpy":
+        if params:
+            lines += ["Parameters", "----------"]
+            for n, t in params.items():
+                lines += [f"{n} : int", f"    {t}"]
+            lines += [""]
+        if returns:
+            lines += ["Returns", "-------", "str", f"    {returns}", ""]
+    elif style == "rest":
+        lines += [f":param {n}: {t}" for n, t in params.items()]
+        if returns:
+            lines += [f":returns: {returns}"]
+    else:
+        lines += [f"@param {n}: {t}" for n, t in params.items()]
+        if returns:
+            lines += [f"@return: {returns}"]
+    while lines and not lines[-1]:
+        lines.pop()
+    body = "\n".join(f"    {line}" if line else "" for line in lines)
+    # Either the text starts right after the quotes, or on the next line.
+    return ("\n" + body + "\n    ") if opening else (body.lstrip() + "\n    ")
+
+
+@given(
+    style=st.sampled_from(["google", "numpy", "rest", "epydoc"]),
+    summary=st.none() | _WORDS,
+    params=st.dictionaries(st.sampled_from(["a", "b", "c"]), _WORDS, max_size=3),
+    returns=st.none() | _WORDS,
+    opening=st.booleans(),
+)
+def test_any_mix_of_summary_args_and_returns_is_read(
+    style: str, summary: str | None, params: dict[str, str], returns: str | None, opening: bool
+) -> None:
+    doc = _render(style, summary, params, returns, opening)
+    parsed = parse_docstring(doc)
+    expected = [p for p in (summary, returns and f"Returns: {returns}") if p]
+    assert parsed.description == "\n\n".join(expected), doc
+    assert parsed.params == params, doc

@@ -32,12 +32,15 @@ def parse_docstring(doc: str | None) -> ParsedDocstring:
         return _EMPTY
     import docstring_parser  # imported when a spec is first built, not with the package
 
-    text = inspect.cleandoc(doc)
+    text = _clean(doc)
     style = _style(text, docstring_parser.DocstringStyle)
     if style is None:  # no sections: the whole text is the description
         return ParsedDocstring(description=text.strip())
     try:
-        parsed = docstring_parser.parse(text, style=style)
+        # docstring-parser cleans the text again, and ``cleandoc`` treats the first line
+        # apart: a text that opens with a section title ("Args:") would lose the
+        # indentation of its entries. After a blank first line, cleaning changes nothing.
+        parsed = docstring_parser.parse("\n" + text, style=style)
     except docstring_parser.ParseError:
         # A docstring that is not well-formed in any style is still a fine description.
         return ParsedDocstring(description=text.strip())
@@ -52,6 +55,25 @@ def parse_docstring(doc: str | None) -> ParsedDocstring:
         if p.description and p.description.strip()
     }
     return ParsedDocstring(description="\n\n".join(pieces), params=params)
+
+
+def _clean(doc: str) -> str:
+    """``inspect.cleandoc``, keeping a section that opens the docstring readable.
+
+    When a title ("Returns:") follows the opening quotes on the same line, ``cleandoc``
+    cannot see that the lines below it are indented under it, and moves them to the left
+    edge, where they read as text after the section. When no other title is at the left edge,
+    every following line belongs to that first section: indent it again.
+    """
+    text = inspect.cleandoc(doc)
+    first, _, rest = text.partition("\n")
+    if not rest or not _GOOGLE.fullmatch(first):
+        return text
+    flush = [line for line in rest.splitlines() if line and not line[0].isspace()]
+    if any(_GOOGLE.fullmatch(line) for line in flush):
+        return text
+    indented = "\n".join(f"    {line}" if line else line for line in rest.splitlines())
+    return f"{first}\n{indented}"
 
 
 _GOOGLE = re.compile(
