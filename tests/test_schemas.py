@@ -8,7 +8,7 @@ import uuid
 import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Annotated, Any, Literal, Optional, Union
+from typing import Annotated, Any, Literal, Optional, Self, Union
 
 import pytest
 from jsonschema import Draft202012Validator
@@ -952,3 +952,179 @@ async def test_none_default_with_constraint_still_validates() -> None:
     assert await f.run({"b": 2}) == {"result": 2}
     with pytest.raises(ToolError):
         await f.run({"b": 0})
+
+
+# -- return types pydantic cannot describe, Self, bytes ----------------------------------------
+
+
+class Opaque:
+    """A plain class: pydantic has no schema for it."""
+
+    def __init__(self, value: int) -> None:
+        self.value = value
+
+
+async def test_undescribable_return_type_degrades_to_no_response_schema() -> None:
+    @tool
+    def find(key: str) -> Opaque | None:
+        """Find the thing."""
+        return None
+
+    with pytest.warns(UserWarning, match="Opaque"):
+        assert find.response_json_schema is None
+    [diagnostic] = diagnostics_of(find, "schema.unsupported_return")
+    assert diagnostic.level == "warning"
+    assert "Opaque" in diagnostic.message and diagnostic.parameter is None
+    # The tool is usable: its parameters, exports and calls work.
+    assert find.parameters_json_schema["properties"] == {"key": {"type": "string"}}
+    assert "outputSchema" not in find.to_mcp()
+    assert find.to_gemini().response_json_schema is None
+    assert await find.run({"key": "k"}) == {"result": None}
+
+
+async def test_undescribable_return_value_fails_the_call_not_the_tool() -> None:
+    @tool
+    def make() -> Opaque:
+        return Opaque(1)
+
+    with pytest.warns(UserWarning):
+        assert make.response_json_schema is None
+    with pytest.raises(ToolError) as info:
+        await make.run({})
+    assert info.value.code == "tool.failed"
+
+
+@dataclasses.dataclass
+class Counter:
+    count: int = 0
+
+    @tool
+    def bump(self, by: int) -> Self:
+        """Add to the count."""
+        self.count += by
+        return self
+
+    @tool
+    def merged(self, other: Self) -> list[Self] | None:
+        """Merge two counters."""
+        return [self, other]
+
+
+async def test_self_is_the_class_of_the_method() -> None:
+    counter = Counter()
+    counter_schema = {
+        "type": "object",
+        "properties": {"count": {"type": "integer", "default": 0}},
+    }
+    schema = counter.bump.response_json_schema
+    assert schema is not None
+    assert {k: v for k, v in schema.items() if k != "required"} == counter_schema
+    assert await counter.bump.run({"by": 2}) == {"count": 2}
+    Draft202012Validator(schema).validate({"count": 2})
+
+    merged = counter.merged
+    assert merged.parameters_json_schema["properties"]["other"] == {"$ref": "#/$defs/Counter"}
+    response = merged.response_json_schema
+    assert response is not None
+    assert response["properties"]["result"]["anyOf"][0]["items"] == {"$ref": "#/$defs/Counter"}
+    assert await merged.run({"other": {"count": 5}}) == {"result": [{"count": 2}, {"count": 5}]}
+
+
+def test_self_on_a_bound_method_passed_to_tool() -> None:
+    class Box(BaseModel):
+        size: int = 1
+
+        def grown(self) -> Self:
+            return self.model_copy(update={"size": self.size + 1})
+
+    t = FunctionTool(Box().grown)
+    assert t.response_json_schema == {
+        "type": "object",
+        "properties": {"size": {"type": "integer", "default": 1}},
+    }
+
+
+def test_self_outside_a_class_is_an_unsupported_return() -> None:
+    def lonely() -> Self:  # type: ignore[misc]
+        raise NotImplementedError
+
+    t = FunctionTool(lonely)
+    with pytest.warns(UserWarning):
+        assert t.response_json_schema is None
+    assert diagnostics_of(t, "schema.unsupported_return")
+
+
+class Utf8Model(BaseModel):
+    data: bytes
+
+
+class Base64Model(BaseModel):
+    model_config = {"ser_json_bytes": "base64"}
+    data: bytes
+
+
+@dataclasses.dataclass
+class BytesData:
+    data: bytes
+
+
+class BytesDict(TypedDict):
+    data: bytes
+
+
+_BASE64 = {"type": "string", "contentEncoding": "base64url"}
+
+
+@pytest.mark.parametrize(
+    ("annotation", "value", "path", "bytes_schema"),
+    [
+        (bytes, b"\xfb\xff", ["result"], _BASE64),
+        (list[bytes], [b"\xfb\xff"], ["result", 0], _BASE64),
+        (dict[str, bytes], {"k": b"\xfb\xff"}, ["k"], _BASE64),
+        (BytesData, BytesData(b"\xfb\xff"), ["data"], _BASE64),
+        (BytesDict, BytesDict(data=b"\xfb\xff"), ["data"], _BASE64),
+        (Base64Model, Base64Model(data=b"\xfb\xff"), ["data"], _BASE64),
+        # A model's own settings decide: pydantic's default sends bytes as UTF-8 text.
+        (Utf8Model, Utf8Model(data=b"text"), ["data"], {"type": "string"}),
+        (list[Utf8Model], [Utf8Model(data=b"text")], ["result", 0, "data"], {"type": "string"}),
+    ],
+    ids=lambda v: getattr(v, "__name__", None) or repr(v),
+)
+async def test_bytes_schema_says_what_is_sent(
+    annotation: Any, value: Any, path: list[Any], bytes_schema: dict[str, Any]
+) -> None:
+    import base64
+
+    def f():  # type: ignore[no-untyped-def]
+        return value
+
+    f.__annotations__ = {"return": annotation}
+    t = tool(f)
+    schema = t.response_json_schema
+    assert schema is not None
+    response = await t.run({})
+    Draft202012Validator(schema).validate(response)
+
+    node, sent = schema, response
+    for step in path:
+        sent = sent[step]
+        node = _resolve(schema, node)
+        if isinstance(step, int):
+            node = node["items"]
+        elif "properties" in node:
+            node = node["properties"][step]
+        else:
+            node = node["additionalProperties"]
+    node = _resolve(schema, node)
+    assert node == bytes_schema
+    if node.get("contentEncoding") == "base64url":
+        assert base64.urlsafe_b64decode(sent) == b"\xfb\xff"
+    else:
+        assert sent == "text"
+
+
+def _resolve(root: dict[str, Any], node: dict[str, Any]) -> dict[str, Any]:
+    """``node`` with a ``$ref`` followed and a one-branch-plus-null ``anyOf`` opened."""
+    if "$ref" in node:
+        return _resolve(root, root["$defs"][node["$ref"].removeprefix("#/$defs/")])
+    return node

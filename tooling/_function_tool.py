@@ -44,13 +44,14 @@ Args = Mapping[str, Any] | str | bytes
 class _SpecCell:
     """Builds a target's spec on first use; shared by a tool and all its copies."""
 
-    __slots__ = ("_lock", "description", "long_running", "spec", "target")
+    __slots__ = ("_lock", "description", "long_running", "owner", "spec", "target")
 
     def __init__(self, target: Target, description: str | None, long_running: bool) -> None:
         self.target = target
         self.description = description
         self.long_running = long_running
         self.spec: ToolSpec | None = None
+        self.owner: type | None = None  # the class a method tool is defined in
         self._lock = threading.Lock()
 
     def build(self) -> ToolSpec:
@@ -59,7 +60,10 @@ class _SpecCell:
                 from ._spec import build_spec  # pydantic's model machinery, on first use
 
                 self.spec = build_spec(
-                    self.target, description=self.description, long_running=self.long_running
+                    self.target,
+                    description=self.description,
+                    long_running=self.long_running,
+                    owner=self.owner,
                 )
             return self.spec
 
@@ -161,6 +165,7 @@ class FunctionTool(BaseTool, Generic[P, R]):
 
     def __set_name__(self, owner: type, name: str) -> None:
         self._attr_name = name
+        self._cell.owner = owner  # what ``typing.Self`` in the signature means
 
     @overload
     def __get__(self, instance: None, owner: type | None = None) -> FunctionTool[P, R]: ...

@@ -6,6 +6,7 @@ import functools
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, TypeAdapter
+from pydantic.dataclasses import is_pydantic_dataclass
 from pydantic.errors import PydanticSchemaGenerationError
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
 from pydantic_core import core_schema
@@ -151,8 +152,49 @@ def _response_schema(annotation: Any) -> dict[str, Any]:
     return out
 
 
+# How bytes reach the model (pydantic's ``ser_json_bytes``) -> the JSON Schema
+# ``contentEncoding`` that says so (RFC 4648 names); UTF-8 text is just a string.
+_BYTES_ENCODINGS: dict[str, str | None] = {"base64": "base64url", "hex": "base16", "utf8": None}
+
+
 class _ResponseSchemaGenerator(GenerateJsonSchema):
-    """Describes a returned ``Blob``/``FileRef`` as the part reference the model receives."""
+    """Pydantic's serialization-mode generator, saying what the model really receives.
+
+    A returned ``Blob``/``FileRef`` is the part reference that replaces it. ``bytes`` are
+    base64url text (how results are made JSON) except inside a pydantic model or pydantic
+    dataclass, which serializes itself: there its ``ser_json_bytes`` setting decides
+    (UTF-8 text by default).
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._bytes_modes: list[str] = []  # the innermost self-serializing class's setting
+
+    def model_schema(self, schema: core_schema.ModelSchema) -> JsonSchemaValue:
+        mode = schema["cls"].model_config.get("ser_json_bytes", "utf8")
+        return self._with_bytes_mode(mode, super().model_schema, schema)
+
+    def dataclass_schema(self, schema: core_schema.DataclassSchema) -> JsonSchemaValue:
+        cls = schema["cls"]
+        if not is_pydantic_dataclass(cls):  # serialized field by field, like any value
+            return super().dataclass_schema(schema)
+        mode = (getattr(cls, "__pydantic_config__", None) or {}).get("ser_json_bytes", "utf8")
+        return self._with_bytes_mode(mode, super().dataclass_schema, schema)
+
+    def _with_bytes_mode(self, mode: str, generate: Any, schema: Any) -> JsonSchemaValue:
+        self._bytes_modes.append(mode)
+        try:
+            return generate(schema)  # type: ignore[no-any-return]
+        finally:
+            self._bytes_modes.pop()
+
+    def bytes_schema(self, schema: core_schema.BytesSchema) -> JsonSchemaValue:
+        mode = self._bytes_modes[-1] if self._bytes_modes else "base64"
+        encoding = _BYTES_ENCODINGS.get(mode)
+        # No length bounds: they count bytes, not the characters of the encoded text.
+        if encoding is None:
+            return {"type": "string"}
+        return {"type": "string", "contentEncoding": encoding}
 
     def is_instance_schema(self, schema: core_schema.IsInstanceSchema) -> JsonSchemaValue:
         cls = schema["cls"]

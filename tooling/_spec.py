@@ -3,11 +3,13 @@
 The steps, each a small function below: resolve the annotations; split off the injected
 context; settle each parameter's description (``Field`` > ``Annotated[T, "text"]`` >
 docstring) and record disagreements; build the pydantic arguments model; check the
-defaults against it; derive the parameters and response schemas.
+defaults against it; derive the parameters and response schemas (``typing.Self`` is the
+class of a method; a return type without a schema gives none, with a diagnostic).
 """
 
 from __future__ import annotations
 
+import functools
 import inspect
 import types
 import typing
@@ -81,9 +83,18 @@ class ToolSpec:
         return tuple(p.name for p in self.parameters)
 
 
-def build_spec(target: Target, *, description: str | None, long_running: bool) -> ToolSpec:
-    """Resolve ``target``'s types and build its spec; errors name the function and parameter."""
-    hints = _resolve_hints(target)
+def build_spec(
+    target: Target,
+    *,
+    description: str | None,
+    long_running: bool,
+    owner: type | None = None,
+) -> ToolSpec:
+    """Resolve ``target``'s types and build its spec; errors name the function and parameter.
+
+    ``owner`` is the class a method tool was defined in: ``typing.Self`` means it.
+    """
+    hints = _resolve_hints(target, owner)
     docstring = parse_docstring(target.doc)
     diagnostics: list[Diagnostic] = []
 
@@ -165,6 +176,7 @@ def build_spec(target: Target, *, description: str | None, long_running: bool) -
     if long_running:
         text = f"{text}\n\n{LONG_RUNNING_NOTE}" if text else LONG_RUNNING_NOTE
 
+    response_json_schema = _response_schema(target, hints, diagnostics)
     for diagnostic in diagnostics:
         if diagnostic.level == "warning":
             warnings.warn(f"{target.qualname}: {diagnostic.message}", UserWarning, stacklevel=4)
@@ -176,7 +188,7 @@ def build_spec(target: Target, *, description: str | None, long_running: bool) -
         context_parameter=context_parameter,
         args_model=args_model,
         parameters_json_schema=_parameters_schema(target, args_model, fields, params),
-        response_json_schema=_response_schema(target, hints),
+        response_json_schema=response_json_schema,
         diagnostics=tuple(diagnostics),
         plain_keywords=all(p.field == p.name and not p.positional_only for p in params),
         validator=args_model.__pydantic_validator__,
@@ -186,15 +198,51 @@ def build_spec(target: Target, *, description: str | None, long_running: bool) -
 # -- steps ---------------------------------------------------------------------------------
 
 
-def _resolve_hints(target: Target) -> dict[str, Any]:
+def _resolve_hints(target: Target, owner: type | None) -> dict[str, Any]:
     try:
-        return typing.get_type_hints(target.source, include_extras=True)
+        hints = typing.get_type_hints(target.source, include_extras=True)
     except Exception as exc:  # NameError for a missing name, anything from a bad string
         culprit = _unresolvable_parameter(target)
         where = f"parameter {culprit!r}" if culprit else "an annotation"
         raise TypeError(
             f"tool {target.qualname}: cannot resolve the type of {where}: {exc}"
         ) from exc
+    owner = owner or _receiver_class(target)
+    if owner is None:
+        return hints
+    return {name: _replace_self(hint, owner) for name, hint in hints.items()}
+
+
+def _receiver_class(target: Target) -> type | None:
+    """The class of a bound method given to ``@tool`` (``tool(obj.method)``), if it is one."""
+    call: Any = target.call
+    while isinstance(call, functools.partial):
+        call = call.func
+    receiver = getattr(call, "__self__", None) if isinstance(call, types.MethodType) else None
+    if receiver is None:
+        return None
+    return receiver if isinstance(receiver, type) else type(receiver)
+
+
+def _replace_self(annotation: Any, owner: type) -> Any:
+    """``annotation`` with ``typing.Self`` replaced by ``owner``, at any depth."""
+    if annotation is typing.Self:
+        return owner
+    args = get_args(annotation)
+    if not args:
+        return annotation
+    replaced = tuple(_replace_self(arg, owner) for arg in args)
+    if all(new is old for new, old in zip(replaced, args, strict=True)):
+        return annotation
+    origin = get_origin(annotation)
+    if origin is Annotated:
+        return Annotated[(replaced[0], *annotation.__metadata__)]
+    if origin is Union or origin is types.UnionType:
+        return Union[replaced]  # noqa: UP007 - any number of members
+    if isinstance(annotation, types.GenericAlias):
+        return types.GenericAlias(origin, replaced)
+    copy_with = getattr(annotation, "copy_with", None)  # typing's generic aliases
+    return copy_with(replaced) if copy_with is not None else annotation
 
 
 def _unresolvable_parameter(target: Target) -> str | None:
@@ -367,7 +415,14 @@ def _check_defaults(target: Target, model: type[BaseModel], defaults: dict[str, 
 _GENERATOR_ORIGINS = (Generator, Iterator, Iterable, AsyncGenerator, AsyncIterator, AsyncIterable)
 
 
-def _response_schema(target: Target, hints: dict[str, Any]) -> dict[str, Any] | None:
+def _response_schema(
+    target: Target, hints: dict[str, Any], diagnostics: list[Diagnostic]
+) -> dict[str, Any] | None:
+    """The response schema, or None when there is none to give.
+
+    A return type pydantic cannot describe (a plain class) leaves the tool usable without
+    a response schema, with a ``schema.unsupported_return`` diagnostic.
+    """
     if "return" not in hints:
         return None
     annotation = hints["return"]
@@ -380,6 +435,24 @@ def _response_schema(target: Target, hints: dict[str, Any]) -> dict[str, Any] | 
     try:
         return response_schema(annotation)
     except Exception as exc:
-        raise TypeError(
-            f"tool {target.qualname}: cannot build a schema for its return type: {exc}"
-        ) from exc
+        diagnostics.append(
+            Diagnostic(
+                "warning",
+                "schema.unsupported_return",
+                f"the return type {_type_name(annotation)} has no JSON schema, so the tool "
+                f"has no response schema ({type(exc).__name__}: {_first_line(exc)})",
+                None,
+            )
+        )
+        return None
+
+
+def _type_name(annotation: Any) -> str:
+    if isinstance(annotation, type):
+        return annotation.__qualname__
+    return repr(annotation).replace("typing.", "")
+
+
+def _first_line(exc: Exception) -> str:
+    lines = str(exc).strip().splitlines()
+    return lines[0] if lines else ""

@@ -74,8 +74,8 @@ class Diagnostic:
     """Something noticed while building a tool's spec or exporting it.
 
     ``code`` is one of ``description.conflict``, ``docstring.unknown_parameter``,
-    ``docstring.undocumented_parameter`` or ``export.lossy``; ``parameter`` names the
-    parameter concerned, when there is one.
+    ``docstring.undocumented_parameter``, ``schema.unsupported_return`` or
+    ``export.lossy``; ``parameter`` names the parameter concerned, when there is one.
     """
 
     level: Literal["info", "warning"]
