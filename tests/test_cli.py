@@ -292,6 +292,17 @@ def test_inspect_json_is_one_document(tools_dir: Path) -> None:
     assert by_name["math_is_even"]["origin"].endswith("toolset MathTools")
 
 
+def test_inspect_shows_how_auto_schedules_each_tool(tools_dir: Path) -> None:
+    result = tooling_cli("inspect", "cli_tools", "--json", cwd=tools_dir)
+    assert result.returncode == 0, result.stderr
+    by_name = {r["name"]: r for r in json.loads(result.stdout)}
+    assert by_name["is_even"]["scheduling"]["mode"] == "concurrent"
+    assert by_name["delete_file"]["scheduling"]["mode"] == "barrier"
+    assert "conflict_key=" in by_name["delete_file"]["scheduling"]["summary"]
+    text = tooling_cli("inspect", "cli_tools:delete_file", cwd=tools_dir).stdout
+    assert "scheduling (auto): a barrier: runs alone;" in text
+
+
 def test_inspect_gemini_json_is_the_declaration(tools_dir: Path) -> None:
     result = tooling_cli("inspect", "cli_tools:is_even", "--json", cwd=tools_dir)
     assert result.returncode == 0, result.stderr

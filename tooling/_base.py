@@ -25,6 +25,7 @@ TOOL_NAME_PATTERN = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]{0,63}$")
 _T = TypeVar("_T")
 
 ConfirmationPredicate = Callable[[dict[str, Any]], "bool | Awaitable[bool]"]
+ConflictKeyRule = str | Callable[[dict[str, Any]], "str | None"]
 
 
 def validate_tool_name(name: str, *, where: str = "tool") -> str:
@@ -59,6 +60,9 @@ class BaseTool(ABC):
     require_confirmation: bool | ConfirmationPredicate = False
     timeout: float | None = None
     scopes: tuple[str, ...] = ()
+    #: What a call changes, for the AUTO strategy: a parameter name, or a function of the
+    #: validated arguments giving a key (None: no key). Calls with different keys overlap.
+    conflict_key: ConflictKeyRule | None = None
 
     @property
     def is_destructive(self) -> bool:

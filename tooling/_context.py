@@ -242,6 +242,21 @@ class ToolContext(ReadonlyContext, ABC):
         # Framework hook: when set (e.g. by a scheduler streaming a dispatch), progress goes
         # here instead of to _deliver_progress, whatever the context's class.
         self._progress_sink: Callable[[ToolProgress], None] | None = None
+        self._cancelled = False
+
+    @property
+    def cancelled(self) -> bool:
+        """True once the call was given up on (a timeout, a cancelled dispatch or run).
+
+        A sync tool's thread cannot be stopped from outside: a cooperative tool polls this
+        flag in its loop and returns early. Async tools are cancelled and process tools
+        killed instead, so they never need it.
+        """
+        return self._cancelled
+
+    def _cancel(self) -> None:
+        """Framework hook: the call this context serves was given up on."""
+        self._cancelled = True
 
     @property
     def state(self) -> State:

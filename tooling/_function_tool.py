@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Generic, ParamSpec, TypeVar, overload
 from pydantic import BaseModel, ValidationError
 from pydantic_core import from_json
 
-from ._base import BaseTool, ConfirmationPredicate, validate_tool_name
+from ._base import BaseTool, ConfirmationPredicate, ConflictKeyRule, validate_tool_name
 from ._bounds import check_dict_bounds, check_text_bounds
 from ._errors import ToolError, error_details_from_validation
 from ._results import to_response
@@ -91,6 +91,7 @@ class FunctionTool(BaseTool, Generic[P, R]):
         timeout: float | None = None,
         scopes: tuple[str, ...] | list[str] = (),
         run_in_thread: bool = True,
+        conflict_key: ConflictKeyRule | None = None,
     ) -> None:
         target = analyze_target(func)
         if name is None and target.name == "<lambda>":
@@ -107,6 +108,7 @@ class FunctionTool(BaseTool, Generic[P, R]):
         self.timeout = timeout
         self.scopes = tuple(scopes)
         self.run_in_thread = run_in_thread
+        self.conflict_key = _checked_conflict_key(conflict_key, target)
         self._target = target
         self._cell = _SpecCell(target, description, long_running)
         self._func: Callable[..., Any] = target.call
@@ -469,6 +471,24 @@ class FunctionTool(BaseTool, Generic[P, R]):
         )
 
 
+def _checked_conflict_key(rule: ConflictKeyRule | None, target: Target) -> ConflictKeyRule | None:
+    """``rule`` if it names a parameter of the tool or is callable; else a ``TypeError``."""
+    if rule is None or callable(rule):
+        return rule
+    if not isinstance(rule, str):
+        raise TypeError(
+            f"tool {target.qualname}: conflict_key must be a parameter name or a function of "
+            f"the arguments, not {type(rule).__name__}"
+        )
+    names = [p.name for p in target.parameters]
+    if rule not in names:
+        raise TypeError(
+            f"tool {target.qualname}: conflict_key {rule!r} is not one of its parameters "
+            f"({', '.join(names) or 'it has none'})"
+        )
+    return rule
+
+
 def call_in_thread(func: Callable[..., Any], args: list[Any], kwargs: dict[str, Any]) -> Any:
     """Call ``func`` on a worker thread; a ``StopIteration`` cannot cross into an asyncio
     future (the awaiting side would never wake), so it is renamed."""
@@ -521,6 +541,7 @@ def tool(
     timeout: float | None = None,
     scopes: tuple[str, ...] | list[str] = (),
     run_in_thread: bool = True,
+    conflict_key: ConflictKeyRule | None = None,
 ) -> Callable[[Callable[P, R]], FunctionTool[P, R]]: ...
 def tool(func: Callable[..., Any] | None = None, /, **options: Any) -> Any:
     """Turn a typed function into a :class:`FunctionTool`; use bare or with options.
@@ -531,7 +552,9 @@ def tool(func: Callable[..., Any] | None = None, /, **options: Any) -> Any:
     ``destructive`` (default ``not read_only``), ``require_confirmation`` (a bool, or a
     predicate given the validated arguments), ``timeout`` (seconds), ``scopes`` (all
     must be granted for the tool to run), ``run_in_thread`` (``False`` runs a sync
-    function on the event loop itself).
+    function on the event loop itself), ``conflict_key`` (a parameter name, or a function
+    of the validated arguments giving a key: under AUTO, calls with different keys
+    overlap and calls with the same key keep their order).
     """
     if func is not None:
         return FunctionTool(func, **options)

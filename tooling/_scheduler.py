@@ -15,6 +15,7 @@ import weakref
 from collections import ChainMap
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager
+from dataclasses import replace
 from enum import StrEnum
 from typing import Any, Protocol, cast
 
@@ -25,6 +26,7 @@ from ._confirmation import confirmation_response, credential_response, fingerpri
 from ._context import SimpleToolContext, ToolContext
 from ._errors import ToolError
 from ._function_tool import FunctionTool
+from ._planning import CallRecord, Mode, Plan, Segment, plan_dispatch
 from ._progress import CallProgress, ProgressChannel
 from ._results import to_response
 from ._threads import WorkerPool
@@ -56,10 +58,13 @@ class CallHooks(Protocol):
 class ExecutionStrategy(StrEnum):
     """How the calls of one model turn are run.
 
-    ``AUTO``: calls to tools that are both ``read_only`` and ``concurrency_safe`` run
-    together; any other call is a barrier (it starts after every earlier call finished,
-    and no later call starts before it finished). ``PARALLEL``: all at once, whatever the
-    flags. ``SEQUENTIAL``: one by one, in call order.
+    ``AUTO``: a call starts when every earlier call it conflicts with has finished. Two
+    calls conflict unless both tools are ``read_only`` and ``concurrency_safe``, or both
+    calls have a conflict key (``conflict_key=``) and the keys differ. So safe reads run
+    together, writes to different keys overlap, writes to one key keep their order, and a
+    call without a key to an unsafe tool is a barrier (it starts after every earlier call
+    finished, and no later call starts before it finished). ``PARALLEL``: all at once,
+    whatever the flags and keys. ``SEQUENTIAL``: one by one, in call order.
     """
 
     AUTO = "auto"
@@ -264,6 +269,13 @@ class _Dispatch:
         self.pending: set[int] = set()
         self.finished_deltas: dict[int, dict[str, Any]] = {}
         self.contexts: dict[int, ToolContext] = {}
+        #: Calls that hold later conflicting calls back: index -> id of the call waiting
+        #: for the user (the call itself, or the one it was deferred behind).
+        self.blocked: dict[int, str] = {}
+        self.plan: Plan | None = None
+        #: How each call was scheduled (what it waited for and why; when it ran): one
+        #: record per call, None for calls answered before planning (duplicate ids).
+        self.records: list[CallRecord | None] = []
         limit = scheduler.max_concurrency
         self.slots = asyncio.Semaphore(limit) if limit is not None else None
         self.trace = dispatch_trace(scheduler.strategy, scheduler.timeout)  # None: not traced
@@ -273,56 +285,71 @@ class _Dispatch:
     async def execute(self) -> list[ToolResponse]:
         try:
             self._answer_duplicates()
+            todo = [i for i, r in enumerate(self.responses) if r is None]
+            mode: Mode = self.scheduler.strategy.value
+            plan = plan_dispatch(self.calls, todo, self.scheduler._tools, mode, time.perf_counter())
+            self.plan = plan
+            self.records = plan.records
             blocked_by: str | None = None
-            groups = self._groups()
             if self.trace is not None:
-                self.trace.plan(groups, [c.id for c in self.calls])
-            for group in groups:
+                self.trace.plan(plan.records)
+            for segment in plan.segments:
                 if blocked_by is not None:
-                    for index in group:
+                    for index in segment.members:
                         self._deferred(index, blocked_by)
                     continue
-                if len(group) == 1:
-                    await self._run(group[0])
+                if len(segment.members) == 1:
+                    index = segment.members[0]
+                    await self._run(index)
+                    self._note_blocking(index)
                 else:
-                    async with asyncio.TaskGroup() as calls:
-                        for index in group:
-                            calls.create_task(self._run(index))
-                blocked_by = self._barrier_pending(group)
+                    await self._run_segment(segment)
+                blocked_by = next(
+                    (self.blocked[i] for i in segment.members if i in self.blocked), None
+                )
         finally:
             self.channel.finish()
         return [r for r in self.responses if r is not None]
 
-    def _safe(self, index: int) -> bool:
-        tool = self.scheduler._tools.get(self.calls[index].name)
-        return tool is not None and tool.read_only and tool.concurrency_safe
+    async def _run_segment(self, segment: Segment) -> None:
+        """Run a segment's calls together, each after the members it conflicts with."""
+        deps = segment.deps
+        done = {i: asyncio.Event() for i in segment.members} if deps else {}
 
-    def _groups(self) -> list[list[int]]:
-        todo = [i for i, r in enumerate(self.responses) if r is None]
+        async def member(index: int) -> None:
+            try:
+                waits = deps.get(index, ())
+                for j in waits:
+                    await done[j].wait()
+                root = next((self.blocked[j] for j in waits if j in self.blocked), None)
+                if root is not None:
+                    self._deferred(index, root)
+                    self.blocked[index] = root
+                else:
+                    await self._run(index)
+                    self._note_blocking(index)
+            finally:
+                if done:
+                    done[index].set()
+
+        async with asyncio.TaskGroup() as calls:
+            for index in segment.members:
+                calls.create_task(member(index))
+
+    def _note_blocking(self, index: int) -> None:
+        """A call waiting for the user holds back the calls that conflict with it.
+
+        Under AUTO only an unsafe call does (a safe read waiting for confirmation blocks
+        nothing); under SEQUENTIAL every call; under PARALLEL none.
+        """
+        if index not in self.pending:
+            return
         strategy = self.scheduler.strategy
         if strategy is ExecutionStrategy.PARALLEL:
-            return [todo] if todo else []
-        if strategy is ExecutionStrategy.SEQUENTIAL:
-            return [[i] for i in todo]
-        groups: list[list[int]] = []
-        for i in todo:
-            if self._safe(i) and groups and self._safe(groups[-1][0]):
-                groups[-1].append(i)
-            else:
-                groups.append([i])
-        return groups
-
-    def _barrier_pending(self, group: list[int]) -> str | None:
-        """The id of a call in ``group`` that waits for the user and holds later calls back."""
-        strategy = self.scheduler.strategy
-        if strategy is ExecutionStrategy.PARALLEL:
-            return None
-        for index in group:
-            if index in self.pending and (
-                strategy is ExecutionStrategy.SEQUENTIAL or not self._safe(index)
-            ):
-                return self.calls[index].id
-        return None
+            return
+        safe = self.plan is not None and self.plan.safe.get(index, False)
+        if strategy is ExecutionStrategy.SEQUENTIAL or not safe:
+            self.blocked[index] = self.calls[index].id
 
     def _answer_duplicates(self) -> None:
         seen: set[str] = set()
@@ -351,9 +378,19 @@ class _Dispatch:
         self, index: int, response: ToolResponse, progress: CallProgress | None = None
     ) -> None:
         self.responses[index] = response
-        if self.trace is not None:
+        record = self.records[index] if self.records else None
+        if record is not None:
+            record.ended_at = time.perf_counter()
+            response.folded_ids = record.folded_ids
+        if self.trace is not None and (record is None or record.folded_into is None):
+            # A folded call is one span (the run's), carrying the folded ids.
             self.trace.end(index, self.calls[index], response)
         self.channel.put_final(response, progress)
+        followers = self.plan.followers.get(index) if self.plan is not None else None
+        if followers:
+            for follower in followers:
+                # A folded call is answered by its leader's run, under its own id.
+                self._finish(follower, replace(response, id=self.calls[follower].id))
 
     # -- one call ----------------------------------------------------------------------
 
@@ -361,16 +398,21 @@ class _Dispatch:
         call = self.calls[index]
         started = time.perf_counter()
         progress = self.channel.for_call(call.id, call.name)
+        record = self.records[index] if self.records else None
         try:
             tool = self._tool(call)
             # The call starts when it has a slot: only then is its context made, so it
             # sees the writes of every call that finished while it waited for one.
             if self.slots is None:
                 started = time.perf_counter()
+                if record is not None:
+                    record.started_at = started
                 response = await self._call(index, tool, call, progress, started)
             else:
                 async with self.slots:
                     started = time.perf_counter()
+                    if record is not None:
+                        record.started_at = started
                     response = await self._call(index, tool, call, progress, started)
         except _Pending as pending:
             self.pending.add(index)
@@ -399,7 +441,12 @@ class _Dispatch:
             )
             failure.__cause__ = exc
             response = _error_response(call, failure, started, exc)
-        except BaseException:  # cancelled: the call's span still ends, saying so
+        except BaseException:
+            # Cancelled: a thread still running the call learns it was given up on, and
+            # the call's span still ends, saying so.
+            given_up = self.contexts.get(index)
+            if given_up is not None:
+                given_up._cancel()
             if self.trace is not None:
                 self.trace.abort(index)
             raise
@@ -568,6 +615,8 @@ class _Dispatch:
         except TimeoutError:
             if not deadline.expired():
                 raise
+            if ctx is not None:
+                ctx._cancel()
             tail = (
                 "its thread was abandoned; the work may still complete in the background"
                 if threaded

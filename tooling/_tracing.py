@@ -17,7 +17,6 @@ size, exception text hidden unless the scheduler exposes errors).
 
 from __future__ import annotations
 
-import itertools
 import os
 import sys
 import time
@@ -31,6 +30,7 @@ if TYPE_CHECKING:
     from opentelemetry.trace import Span, Tracer
 
     from ._base import BaseTool
+    from ._planning import CallRecord
     from ._types import ToolCall, ToolResponse
 
 __all__ = [
@@ -165,17 +165,19 @@ class DispatchTrace:
         """Whether arguments and results are recorded."""
         return self._capture
 
-    def plan(self, groups: Sequence[Sequence[int]], ids: Sequence[str]) -> None:
-        """Record who waits for whom when ``groups`` run one after another.
+    def plan(self, records: Sequence[CallRecord | None]) -> None:
+        """Record who waits for whom, from the scheduler's per-call records.
 
-        Each call of a group waits for every call of the group before it (they are the
-        ones it starts after; earlier ones are waited for through them).
+        A call's ``waited_for`` are the nearest calls it started after (earlier ones are
+        waited for through them); the reason is ``conflict_key`` when every one of them
+        shares its key, ``sequential`` under SEQUENTIAL, else ``barrier``.
         """
-        reason = "sequential" if self._strategy == "sequential" else "barrier"
-        for before, group in itertools.pairwise(groups):
-            waited = [ids[i] for i in before]
-            for index in group:
-                self._waited[index] = (waited, reason)
+        for record in records:
+            if record is None or not record.waited_for:
+                continue
+            reasons = set(record.wait_reasons)
+            reason = reasons.pop() if len(reasons) == 1 else "barrier"
+            self._waited[record.index] = (list(record.waited_for), reason)
 
     def begin(self, index: int, call: ToolCall, tool: BaseTool) -> None:
         """The call starts running: open its span and make it current."""
@@ -273,6 +275,8 @@ class DispatchTrace:
         else:
             attributes["tooling.call.status"] = "error"
             attributes["error.type"] = error.code
+        if response.folded_ids:
+            attributes["tooling.call.folded_ids"] = list(response.folded_ids)
         if self._capture:
             attributes["gen_ai.tool.call.result"] = content_json(response.response)
         span.set_attributes(attributes)

@@ -113,7 +113,9 @@ class ToolResponse:
     long-running generator tool; ``parts`` the ``Blob``/``FileRef`` values lifted out of
     the result (referenced from ``response`` as ``{"part": i, "mime_type": ...}``).
     When a response was too large for the model, ``response`` is the cut version and
-    ``full_response`` the whole value.
+    ``full_response`` the whole value. ``folded_ids``: when calls with equal arguments to a
+    ``read_only`` and ``idempotent`` tool were folded into one run, the ids of all of them
+    (the one that ran first), on each of their responses; empty otherwise.
     """
 
     id: str
@@ -125,6 +127,7 @@ class ToolResponse:
     duration_s: float = 0.0
     parts: tuple[Blob | FileRef, ...] = ()
     full_response: dict[str, Any] | None = None
+    folded_ids: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,9 +1,10 @@
 """The ``tooling`` command: look at tools and run one, from the shell.
 
 ``tooling inspect TARGET [--provider P] [--json]``
-    Every tool found in TARGET with its description, flags, schema as provider ``P``
-    sees it (``gemini`` by default; also ``gemini-legacy``, ``openai``,
-    ``openai-strict``, ``anthropic``, ``mcp``) and diagnostics. Exits 1 when a tool
+    Every tool found in TARGET with its description, flags, how the AUTO strategy
+    schedules its calls (beside other safe reads, keyed by a conflict key, or a barrier),
+    schema as provider ``P`` sees it (``gemini`` by default; also ``gemini-legacy``,
+    ``openai``, ``openai-strict``, ``anthropic``, ``mcp``) and diagnostics. Exits 1 when a tool
     cannot be built (the others are still shown; each failure is one line on stderr).
 
 ``tooling call TARGET:TOOL ['JSON'] [--timeout S] [--yes]``
@@ -54,6 +55,7 @@ from typing import Any, NoReturn, TextIO
 from ._base import BaseTool, BaseToolset
 from ._errors import ToolError
 from ._function_tool import FunctionTool
+from ._planning import scheduling_of
 from ._scheduler import Scheduler
 from ._types import Confirmation, ToolCall, ToolProgress, ToolResponse
 
@@ -422,6 +424,7 @@ def _inspect_one(entry: FoundTool, provider: str) -> dict[str, Any]:
     report.update(
         description=description,
         flags=_flags(tool),
+        scheduling=scheduling_of(tool),
         provider=provider,
         schema=schema,
         diagnostics=diagnostics,
@@ -452,6 +455,7 @@ def _print_report(report: dict[str, Any], out: TextIO) -> None:
         out.write(f"  timeout: {flags['timeout']:g} s\n")
     if flags["scopes"]:
         out.write(f"  scopes: {', '.join(flags['scopes'])}\n")
+    out.write(f"  scheduling (auto): {report['scheduling']['summary']}\n")
     out.write(f"  schema ({report['provider']}):\n")
     text = json.dumps(report["schema"], indent=2, ensure_ascii=False)
     for line in text.splitlines():
