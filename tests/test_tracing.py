@@ -334,3 +334,30 @@ def test_importing_the_packages_imports_no_opentelemetry():
     )
     env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
     subprocess.run([sys.executable, "-c", code], check=True, env=env, timeout=60)
+
+
+async def test_keyed_waits_and_folded_calls_in_spans(exporter: InMemorySpanExporter) -> None:
+    @tool(conflict_key="path")
+    async def save(path: str) -> str:
+        return path
+
+    @tool(read_only=True, idempotent=True)
+    async def lookup(city: str) -> str:
+        return city
+
+    batch = [
+        ToolCall("s1", "save", {"path": "a"}),
+        ToolCall("s2", "save", {"path": "b"}),
+        ToolCall("s3", "save", {"path": "a"}),
+        ToolCall("l1", "lookup", {"city": "Oslo"}),
+        ToolCall("l2", "lookup", {"city": "Oslo"}),
+    ]
+    await Scheduler([save, lookup]).dispatch(batch)
+    spans = {s.attributes["gen_ai.tool.call.id"]: s for s in exporter.get_finished_spans()}
+    # The folded call l2 has no span of its own: l1's run answered it.
+    assert set(spans) == {"s1", "s2", "s3", "l1"}
+    third = spans["s3"].attributes
+    assert list(third["tooling.call.waited_for"]) == ["s1"]
+    assert third["tooling.call.wait_reason"] == "conflict_key"
+    assert "tooling.call.waited_for" not in spans["s2"].attributes
+    assert list(spans["l1"].attributes["tooling.call.folded_ids"]) == ["l1", "l2"]
