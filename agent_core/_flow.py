@@ -33,6 +33,7 @@ from ._content import Content, FunctionCall, FunctionResponse, Part
 from ._events import Event, EventActions
 from ._ids import new_id
 from ._tool_context import InvocationToolContext
+from ._tracing import invocation_trace
 from .models.base import LlmRequest, LlmResponse
 
 if TYPE_CHECKING:
@@ -69,6 +70,7 @@ class Invocation:
         self.id = new_id("inv")
         self.model_calls = 0
         self._tools: dict[str, dict[str, BaseTool]] = {}  # per agent, resolved once
+        self.trace = invocation_trace(self)  # None unless a tracer provider is set
 
     # -- the loop ------------------------------------------------------------------------
 
@@ -101,9 +103,15 @@ class Invocation:
                 agent = next_agent
         except _Stop:
             return
+        except BaseException as exc:
+            if self.trace is not None:
+                self.trace.end(exc)
+            raise
         finally:
             for key in [k for k in self.session.state if k.startswith("temp:")]:
                 del self.session.state[key]
+            if self.trace is not None:
+                self.trace.end()
 
     def _active_agent(self) -> Agent:
         """Who answers: the agent the conversation was last handed to, else the root."""
@@ -240,7 +248,10 @@ class Invocation:
         final: LlmResponse | None = None
         text_so_far: list[str] = []
         try:
-            async for item in agent.model.generate_content_async(request, stream=stream):
+            responses = agent.model.generate_content_async(request, stream=stream)
+            if self.trace is not None:
+                responses = self.trace.chat(agent, request, responses)
+            async for item in responses:
                 if item.partial:
                     if item.content is not None and item.content.text:
                         text_so_far.append(item.content.text)
@@ -390,12 +401,15 @@ class Invocation:
             return ctx
 
         tool_calls = [ToolCall(id=c.id or "", name=c.name, args=c.args) for c in calls]
-        async with scheduler.stream(
+        streaming = scheduler.stream(
             tool_calls,
             context_factory=make_context,
             confirmations=confirmations,
             granted_scopes=config.granted_scopes,
-        ) as items:
+        )
+        if self.trace is not None:  # the calls' spans go under this agent's
+            streaming = self.trace.dispatching(agent, streaming)
+        async with streaming as items:
             async for item in items:
                 if isinstance(item, ToolProgress):
                     yield Event(
@@ -596,6 +610,8 @@ class Invocation:
     # -- storing -------------------------------------------------------------------------
 
     async def _store(self, event: Event) -> Event:
+        if event.error_code is not None and self.trace is not None:
+            self.trace.error(event)
         if not event.partial:
             await self.runner.session_service.append_event(self.session, event)
         return event

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import logging
 import queue
 import threading
@@ -33,7 +34,9 @@ class RunConfig:
     ``max_model_calls`` ends a runaway loop with an error event; ``tool_timeout``,
     ``max_concurrency``, ``expose_errors`` and ``granted_scopes`` go to the scheduler;
     ``stream=True`` yields partial text events from a streaming model (only the
-    aggregated event is stored).
+    aggregated event is stored). ``trace_content=True`` records prompts, arguments and
+    results in the run's OpenTelemetry spans (as
+    ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true`` does for every run).
     """
 
     max_model_calls: int = 25
@@ -42,6 +45,7 @@ class RunConfig:
     expose_errors: bool = False
     granted_scopes: frozenset[str] = frozenset()
     stream: bool = False
+    trace_content: bool = False
 
 
 class _SessionLocks:
@@ -167,7 +171,11 @@ class Runner(Closing):
                 loop.run_until_complete(loop.shutdown_asyncgens())
                 loop.close()
 
-        thread = threading.Thread(target=drive, name="agent-core-run", daemon=True)
+        # The caller's context variables (its current span, say) reach the run's loop.
+        context = contextvars.copy_context()
+        thread = threading.Thread(
+            target=context.run, args=(drive,), name="agent-core-run", daemon=True
+        )
         thread.start()
         started.wait()
         finished = False

@@ -9,6 +9,7 @@ opentelemetry's own test utilities do).
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import subprocess
 import sys
@@ -48,7 +49,9 @@ def _set_global_provider(provider: Any) -> None:
 
 
 @pytest.fixture
-def exporter(monkeypatch: pytest.MonkeyPatch) -> Iterator[InMemorySpanExporter]:
+def exporter(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> Iterator[InMemorySpanExporter]:
     monkeypatch.delenv(CAPTURE_ENV, raising=False)
     memory = InMemorySpanExporter()
     provider = TracerProvider()
@@ -59,6 +62,14 @@ def exporter(monkeypatch: pytest.MonkeyPatch) -> Iterator[InMemorySpanExporter]:
     finally:
         _set_global_provider(None)
         provider.shutdown()
+    # A context attached in one place and detached in another is logged by the API.
+    troubles = [
+        r
+        for phase in ("setup", "call", "teardown")
+        for r in caplog.get_records(phase)  # type: ignore[arg-type]
+        if r.name.startswith("opentelemetry")
+    ]
+    assert not troubles, [r.getMessage() for r in troubles]
 
 
 def by_name(spans: tuple[ReadableSpan, ...] | list[ReadableSpan]) -> dict[str, ReadableSpan]:
@@ -361,3 +372,213 @@ async def test_keyed_waits_and_folded_calls_in_spans(exporter: InMemorySpanExpor
     assert third["tooling.call.wait_reason"] == "conflict_key"
     assert "tooling.call.waited_for" not in spans["s2"].attributes
     assert list(spans["l1"].attributes["tooling.call.folded_ids"]) == ["l1", "l2"]
+
+
+# -- a run -------------------------------------------------------------------------------------
+
+
+def _team(model: Any) -> Any:
+    from agent_core import Agent, AgentTool
+
+    helper = Agent("helper", model, description="Answers sub-questions.")
+    specialist = Agent("specialist", model, description="Finishes the job.")
+    return Agent(
+        "coordinator",
+        model,
+        tools=[read_a, read_b, broken, slow, AgentTool(helper)],
+        sub_agents=[specialist],
+    )
+
+
+def _script() -> Any:
+    from agent_core import Part, ScriptedModel
+
+    def call(name: str, id: str, **args: Any) -> Any:
+        return Part.from_function_call(name, args, id=id)
+
+    return ScriptedModel(
+        {
+            "coordinator": [
+                [
+                    call("read_a", "c1", path="x"),
+                    call("read_b", "c2", path="y"),
+                    call("broken", "c3", secret="hunter2"),
+                    call("slow", "c4"),
+                ],
+                [call("helper", "c5", request="what is six times seven?")],
+                [call("transfer_to_agent", "c6", agent_name="specialist")],
+            ],
+            "helper": ["42"],
+            "specialist": ["All done."],
+        }
+    )
+
+
+async def _run_team(**config: Any) -> list[Any]:
+    from agent_core import RunConfig, Runner
+
+    runner = Runner(_team(_script()), app_name="app")
+    return [
+        event
+        async for event in runner.run_async(
+            user_id="u", session_id="s1", new_message="go", run_config=RunConfig(**config)
+        )
+    ]
+
+
+def _tree(spans: tuple[ReadableSpan, ...]) -> list[tuple[int, str]]:
+    """(depth, name) depth first, children in start order."""
+    children: dict[int | None, list[ReadableSpan]] = {}
+    for span in spans:
+        children.setdefault(parent_id(span), []).append(span)
+    out: list[tuple[int, str]] = []
+
+    def walk(parent: int | None, depth: int) -> None:
+        for span in sorted(children.get(parent, []), key=lambda s: (s.start_time, s.name)):
+            out.append((depth, span.name))
+            walk(span_id(span), depth + 1)
+
+    walk(None, 0)
+    return out
+
+
+async def test_a_run_is_one_trace_from_the_model_call_to_the_tool(exporter):
+    events = await _run_team()
+    assert events[-1].content.text == "All done."
+    spans = exporter.get_finished_spans()
+    assert len({s.context.trace_id for s in spans}) == 1
+    tree = _tree(spans)
+    # Parallel calls started in either order: compare them as a set.
+    reads = {tree[2][1], tree[3][1]}
+    assert reads == {"execute_tool read_a", "execute_tool read_b"}
+    assert [t for i, t in enumerate(tree) if i not in (2, 3)] == [
+        (0, "invoke_agent coordinator"),
+        (1, "chat scripted"),
+        (1, "execute_tool broken"),
+        (1, "execute_tool slow"),
+        (1, "chat scripted"),
+        (1, "execute_tool helper"),
+        (2, "invoke_agent helper"),
+        (3, "chat scripted"),
+        (1, "chat scripted"),
+        (1, "execute_tool transfer_to_agent"),
+        (1, "invoke_agent specialist"),
+        (2, "chat scripted"),
+    ]
+    assert tree[2][0] == tree[3][0] == 1
+
+    named: dict[str, list[ReadableSpan]] = {}
+    for span in spans:
+        named.setdefault(span.name, []).append(span)
+    (root,) = named["invoke_agent coordinator"]
+    assert root.attributes["gen_ai.operation.name"] == "invoke_agent"
+    assert root.attributes["gen_ai.agent.name"] == "coordinator"
+    assert root.attributes["gen_ai.conversation.id"] == "s1"
+    assert root.attributes["agent_core.invocation.id"] == events[0].invocation_id
+    assert root.status.status_code is StatusCode.UNSET
+    (specialist,) = named["invoke_agent specialist"]
+    assert specialist.attributes["gen_ai.agent.description"] == "Finishes the job."
+
+    chat = named["chat scripted"][0]
+    assert chat.kind is trace.SpanKind.CLIENT
+    assert chat.attributes["gen_ai.operation.name"] == "chat"
+    assert chat.attributes["gen_ai.request.model"] == "scripted"
+
+    (broken_span,) = named["execute_tool broken"]
+    assert broken_span.attributes["error.type"] == "tool.failed"
+    assert broken_span.status.status_code is StatusCode.ERROR
+    (slow_span,) = named["execute_tool slow"]
+    assert slow_span.attributes["error.type"] == "tool.timeout"
+    assert list(slow_span.attributes["tooling.call.waited_for"]) == ["c3"]
+    (helper_call,) = named["execute_tool helper"]
+    assert helper_call.attributes["gen_ai.tool.call.id"] == "c5"
+    assert helper_call.attributes["tooling.call.status"] == "ok"
+    # The child agent ran inside the call, under its span.
+    (helper_run,) = named["invoke_agent helper"]
+    assert helper_run.start_time >= helper_call.start_time
+    assert helper_run.end_time <= helper_call.end_time
+
+    for span in spans:
+        assert not CONTENT_KEYS & set(span.attributes or {}), span.name
+        assert "hunter2" not in repr(dict(span.attributes or {}))
+
+
+async def test_trace_content_records_prompts_arguments_and_results(exporter):
+    await _run_team(trace_content=True)
+    spans = exporter.get_finished_spans()
+    named: dict[str, list[ReadableSpan]] = {}
+    for span in spans:
+        named.setdefault(span.name, []).append(span)
+    first_chat = min(named["chat scripted"], key=lambda s: s.start_time)
+
+    sent = json.loads(first_chat.attributes["gen_ai.input.messages"])
+    assert sent == [{"role": "user", "parts": [{"type": "text", "content": "go"}]}]
+    said = json.loads(first_chat.attributes["gen_ai.output.messages"])
+    assert said[0]["role"] == "assistant"
+    assert said[0]["parts"][0] == {
+        "type": "tool_call",
+        "id": "c1",
+        "name": "read_a",
+        "arguments": {"path": "x"},
+    }
+    (read,) = named["execute_tool read_a"]
+    assert json.loads(read.attributes["gen_ai.tool.call.result"]) == {"result": "a:x"}
+    # The AgentTool's child run records content too: it runs under its caller's config.
+    (helper_run,) = named["invoke_agent helper"]
+    (helper_chat,) = [s for s in named["chat scripted"] if parent_id(s) == span_id(helper_run)]
+    assert "what is six" in helper_chat.attributes["gen_ai.input.messages"]
+    assert "42" in helper_chat.attributes["gen_ai.output.messages"]
+    (broken_span,) = named["execute_tool broken"]
+    assert "hunter2" not in broken_span.attributes["gen_ai.tool.call.result"]
+
+
+async def test_an_error_event_marks_the_agent_span(exporter):
+    from agent_core import Agent, LlmResponse, Runner, ScriptedModel
+
+    model = ScriptedModel([LlmResponse(error_code="429", error_message="slow down")])
+    runner = Runner(Agent("solo", model), app_name="app")
+    events = [e async for e in runner.run_async(user_id="u", session_id="s", new_message="hi")]
+    assert events[-1].error_code == "429"
+    spans = by_name(exporter.get_finished_spans())
+    for name in ("invoke_agent solo", "chat scripted"):
+        assert spans[name].attributes["error.type"] == "429"
+        assert spans[name].status.status_code is StatusCode.ERROR
+        assert spans[name].status.description is None
+
+
+async def test_a_streamed_model_call_counts_its_partial_responses(exporter):
+    from agent_core import Agent, RunConfig, Runner, ScriptedModel
+
+    runner = Runner(Agent("solo", ScriptedModel(["one two three"])), app_name="app")
+    events = [
+        e
+        async for e in runner.run_async(
+            user_id="u", session_id="s", new_message="hi", run_config=RunConfig(stream=True)
+        )
+    ]
+    assert events[-1].content.text == "one two three"
+    chat = by_name(exporter.get_finished_spans())["chat scripted"]
+    assert chat.attributes["agent_core.chat.partial_responses"] == 3
+
+
+def test_the_sync_runner_continues_the_callers_trace(exporter):
+    from agent_core import Agent, Runner, ScriptedModel
+
+    runner = Runner(Agent("solo", ScriptedModel(["hello"])), app_name="app")
+    with trace.get_tracer("test").start_as_current_span("request") as outer:
+        list(runner.run(user_id="u", session_id="s", new_message="hi"))
+    spans = by_name(exporter.get_finished_spans())
+    assert parent_id(spans["invoke_agent solo"]) == outer.get_span_context().span_id
+
+
+async def test_a_run_closed_early_ends_its_spans_and_leaves_no_context(exporter):
+    from agent_core import Agent, Runner, ScriptedModel
+
+    runner = Runner(Agent("solo", ScriptedModel(["hello"])), app_name="app")
+    events = runner.run_async(user_id="u", session_id="s", new_message="hi")
+    async for _ in events:
+        break
+    await events.aclose()
+    spans = by_name(exporter.get_finished_spans())
+    assert "invoke_agent solo" in spans
+    assert not trace.get_current_span().get_span_context().is_valid
