@@ -38,6 +38,9 @@ Sessions
     with the same ``--session ID`` (and ``--user``) continues the conversation, a pending
     confirmation included.
 
+``agent-core web FOLDER [--session-db URL] [--trace-db PATH] [--host H] [--port P]
+[--no-browser]`` serves the inspector (see ``agent_core.web``) and prints its URL.
+
 Errors (bad folder, no ``root_agent``, no key and no replay, an unreadable replay) are one
 line on stderr and a non-zero exit status, never a traceback; ``--debug`` re-raises.
 """
@@ -548,9 +551,59 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--scope", action="append", metavar="SCOPE", help="grant a scope to the tools (repeatable)"
     )
+    run.add_argument(
+        "--trace-db",
+        metavar="PATH",
+        help="append the run's OpenTelemetry spans to this SQLite file (needs opentelemetry-sdk)",
+    )
     run.add_argument("--debug", action="store_true", help=argparse.SUPPRESS)
-    run.set_defaults(handler=cmd_run)
+    run.set_defaults(handler=_cmd_run)
+
+    web = commands.add_parser(
+        "web",
+        help="serve a local web page: tools, sessions and run waterfalls",
+        description=(
+            "Serve the inspector for FOLDER (an agent folder or a folder of them): Tools, "
+            "Sessions and, with --trace-db, Runs. Prints the URL with its access token."
+        ),
+    )
+    web.add_argument("folder", metavar="FOLDER", help="an agent folder, or a folder of them")
+    web.add_argument(
+        "--session-db", metavar="URL", help="sessions: a SQLite path, sqlite:///path, memory://"
+    )
+    web.add_argument("--trace-db", metavar="PATH", help="spans written by run --trace-db")
+    web.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    web.add_argument("--port", type=int, default=8000, help="port (default 8000; 0: any free)")
+    web.add_argument("--no-browser", action="store_true", help="do not open a browser")
+    web.add_argument("--debug", action="store_true", help=argparse.SUPPRESS)
+    web.set_defaults(handler=_cmd_web)
     return parser
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    """``run``, its spans appended to ``--trace-db`` when given."""
+    if args.trace_db is None:
+        return cmd_run(args)
+    from .trace_db import install
+
+    try:
+        provider = install(args.trace_db)
+    except ImportError as exc:  # opentelemetry-sdk is missing
+        raise CliError(
+            f"--trace-db needs opentelemetry-sdk (pip install 'agent-tooling[otel]'): {exc}"
+        ) from exc
+    except (sqlite3.Error, OSError) as exc:
+        raise CliError(f"cannot open trace database {args.trace_db}: {exc}") from exc
+    try:
+        return cmd_run(args)
+    finally:
+        provider.shutdown()
+
+
+def _cmd_web(args: argparse.Namespace) -> int:
+    from .web._cli import cmd_web
+
+    return cmd_web(args)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -6,6 +6,8 @@
     schema as provider ``P`` sees it (``gemini`` by default; also ``gemini-legacy``,
     ``openai``, ``openai-strict``, ``anthropic``, ``mcp``) and diagnostics. Exits 1 when a tool
     cannot be built (the others are still shown; each failure is one line on stderr).
+    ``--web [--host H] [--port P] [--no-browser]`` serves the same as a local web page
+    (see ``tooling.web``) and prints its URL with the access token.
 
 ``tooling call TARGET:TOOL ['JSON'] [--timeout S] [--yes]``
     Validates the arguments and runs one tool through a ``Scheduler``, outside any agent:
@@ -472,6 +474,11 @@ def _print_report(report: dict[str, Any], out: TextIO) -> None:
 
 def cmd_inspect(args: argparse.Namespace) -> int:
     label, obj = load_target(args.target)
+    if args.web:
+        from .web import serve_target, wait_until_interrupted
+
+        server = serve_target(obj, label, host=args.host, port=args.port)
+        return wait_until_interrupted(server, "tooling", browser=not args.no_browser)
 
     async def gather() -> list[dict[str, Any]]:
         found, toolsets = await discover_tools(obj, label)
@@ -783,6 +790,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     inspect.add_argument(
         "--json", action="store_true", help="print one JSON document (a list of tools)"
+    )
+    inspect.add_argument(
+        "--web", action="store_true", help="serve a local web page of the tools instead"
+    )
+    inspect.add_argument("--host", default="127.0.0.1", help="with --web: address to bind")
+    inspect.add_argument("--port", type=int, default=8000, help="with --web: port (0: any)")
+    inspect.add_argument(
+        "--no-browser", action="store_true", help="with --web: do not open a browser"
     )
     inspect.add_argument("--debug", action="store_true", help=argparse.SUPPRESS)
     inspect.set_defaults(handler=cmd_inspect)

@@ -1,0 +1,237 @@
+"""The Sessions part of the inspector: sessions, their events page by page, and chat.
+
+``GET /api/sessions`` lists every session of the app (all users) with its last update
+and the calls still waiting; ``GET /api/sessions/{user}/{id}?offset=&limit=&state_at=``
+gives a page of events in the wire shape, the session's state, what is pending and, when
+asked, the state as the events up to index ``state_at`` left it; ``POST
+/api/sessions/{user}/{id}/messages`` (``{"text": ...}`` or ``{"content": {...}}`` in the
+wire shape) runs the agent and streams its events as server-sent events.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import AsyncIterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from tooling.web import EventStream, HttpError, Reply, Request, WebServer
+
+from .._content import Content
+from .._events import Event
+from .._flow import REQUESTS
+from .._runner import RunConfig, Runner
+from ..sessions.base import BaseSessionService, Session
+from ..sessions.memory import InMemorySessionService
+from ..sessions.sqlite import SqliteSessionService
+
+__all__ = ["SessionsApi", "add_session_routes", "pending_calls", "state_at"]
+
+MAX_PAGE = 1000
+
+
+@dataclass
+class SessionsApi:
+    """The sessions of one app, and the runner that adds to them."""
+
+    runner: Runner
+    run_config: RunConfig = field(default_factory=RunConfig)
+    _pending: dict[tuple[str, str], tuple[float, list[dict[str, Any]]]] = field(
+        default_factory=dict
+    )
+
+    @property
+    def service(self) -> BaseSessionService:
+        return self.runner.session_service
+
+    @property
+    def app_name(self) -> str:
+        return self.runner.app_name
+
+    async def sessions(self) -> list[dict[str, Any]]:
+        """Every session of the app, most recently updated first."""
+        rows = await _all_sessions(self.service, self.app_name)
+        out: list[dict[str, Any]] = []
+        for user_id, session_id, updated in rows:
+            cached = self._pending.get((user_id, session_id))
+            if cached is None or cached[0] != updated:
+                session = await self.service.get_session(
+                    app_name=self.app_name, user_id=user_id, session_id=session_id
+                )
+                pending = pending_calls(session.events) if session is not None else []
+                self._pending[(user_id, session_id)] = (updated, pending)
+            else:
+                pending = cached[1]
+            out.append(
+                {
+                    "user_id": user_id,
+                    "id": session_id,
+                    "last_update_time": updated,
+                    "pending": pending,
+                }
+            )
+        out.sort(key=lambda s: (-s["last_update_time"], s["user_id"], s["id"]))
+        return out
+
+    async def page(
+        self, user_id: str, session_id: str, offset: int, limit: int, at: int | None
+    ) -> dict[str, Any]:
+        """A page of the session's events, with its state and what is pending."""
+        session = await self.service.get_session(
+            app_name=self.app_name, user_id=user_id, session_id=session_id
+        )
+        if session is None:
+            raise HttpError(404, f"no session {session_id!r} for user {user_id!r}")
+        events = session.events
+        body: dict[str, Any] = {
+            "user_id": user_id,
+            "id": session_id,
+            "last_update_time": session.last_update_time,
+            "total": len(events),
+            "offset": offset,
+            "events": [e.to_dict() for e in events[offset : offset + limit]],
+            "state": session.state,
+            "pending": pending_calls(events),
+        }
+        if at is not None:
+            if not 0 <= at < len(events):
+                raise HttpError(400, f"state_at must be an event index below {len(events)}")
+            body["state_at"] = state_at(events, at)
+        return body
+
+    async def send(
+        self, user_id: str, session_id: str, message: str | Content
+    ) -> AsyncIterator[tuple[str, Any]]:
+        """Run the agent on ``message``; yield each event (wire shape), then ``done``."""
+        count = 0
+        async for event in self.runner.run_async(
+            user_id=user_id,
+            session_id=session_id,
+            new_message=message,
+            run_config=self.run_config,
+        ):
+            count += 1
+            yield "event", event.to_dict()
+        yield "done", {"events": count}
+
+
+async def _all_sessions(service: BaseSessionService, app_name: str) -> list[tuple[str, str, float]]:
+    """``(user, session id, last update)`` of every session of the app, any user."""
+    if isinstance(service, SqliteSessionService):
+
+        def work(conn: Any) -> list[tuple[str, str, float]]:
+            return [
+                (str(u), str(i), float(t))
+                for u, i, t in conn.execute(
+                    "SELECT user_id, id, update_time FROM sessions WHERE app_name = ?",
+                    (app_name,),
+                )
+            ]
+
+        return await service._db.read(work)
+    if isinstance(service, InMemorySessionService):
+        with service._lock:
+            return [
+                (user_id, session.id, session.last_update_time)
+                for (app, user_id), sessions in service._sessions.items()
+                if app == app_name
+                for session in sessions.values()
+            ]
+    lister = getattr(service, "list_all_sessions", None)
+    if lister is None:
+        raise HttpError(501, f"{type(service).__name__} cannot list the sessions of every user")
+    found: Sequence[Session] = await lister(app_name=app_name)
+    return [(s.user_id, s.id, s.last_update_time) for s in found]
+
+
+def pending_calls(events: Sequence[Event]) -> list[dict[str, Any]]:
+    """Calls still waiting: confirmation or credential requests not answered, and
+    long-running calls without a final response. Each is ``{"id", "name", "args"}``."""
+    answered: dict[str, int] = {}
+    for index, event in enumerate(events):
+        if event.partial:
+            continue
+        for response in event.get_function_responses():
+            if response.id and not response.will_continue:
+                answered[response.id] = index
+    found: list[dict[str, Any]] = []
+    for index, event in enumerate(events):
+        long_running = event.long_running_tool_ids or set()
+        for call in event.get_function_calls():
+            if not call.id or answered.get(call.id, -1) > index:
+                continue
+            if call.name in REQUESTS:
+                original = call.args.get("originalFunctionCall") or {}
+                held = original.get("id") if isinstance(original, dict) else None
+                if held and answered.get(held, -1) > index:
+                    continue
+            elif call.id not in long_running:
+                continue
+            found.append({"id": call.id, "name": call.name, "args": call.args})
+    return found
+
+
+def state_at(events: Sequence[Event], index: int) -> dict[str, Any]:
+    """The state the events up to ``index`` (included) wrote, delta after delta.
+
+    State given when the session was created is not in any event, so it is not shown.
+    """
+    state: dict[str, Any] = {}
+    for event in events[: index + 1]:
+        for key, value in event.actions.state_delta.items():
+            state[key] = copy.deepcopy(value)
+    return state
+
+
+def _message(body: Any) -> str | Content:
+    if not isinstance(body, Mapping):
+        raise HttpError(400, "the body must be a JSON object")
+    if isinstance(body.get("text"), str) and body["text"].strip():
+        return str(body["text"])
+    content = body.get("content")
+    if isinstance(content, Mapping):
+        try:
+            return Content.from_dict(dict(content))
+        except (TypeError, ValueError, KeyError) as exc:
+            raise HttpError(400, f"content is not a valid Content: {exc}") from None
+    raise HttpError(400, 'give {"text": "..."} or {"content": {"role": "user", "parts": [...]}}')
+
+
+def add_session_routes(server: WebServer, apps: Mapping[str, SessionsApi]) -> None:
+    """Serve the sessions API for ``apps`` (``?app=`` picks one, the first by default)."""
+
+    def pick(request: Request) -> SessionsApi:
+        app = request.query.get("app")
+        if not app:
+            return next(iter(apps.values()))
+        if app not in apps:
+            raise HttpError(404, f"no app named {app!r}")
+        return apps[app]
+
+    def list_sessions(request: Request) -> Reply:
+        return Reply({"sessions": server.run(pick(request).sessions())})
+
+    def one_session(request: Request) -> Reply:
+        at_text = request.query.get("state_at")
+        at = request.int_query("state_at", 0) if at_text not in (None, "") else None
+        return Reply(
+            server.run(
+                pick(request).page(
+                    request.params["user"],
+                    request.params["id"],
+                    request.int_query("offset", 0),
+                    request.int_query("limit", 200, high=MAX_PAGE),
+                    at,
+                )
+            )
+        )
+
+    def send(request: Request) -> EventStream:
+        api = pick(request)
+        message = _message(request.json())
+        user, sid = request.params["user"], request.params["id"]
+        return server.stream(lambda: api.send(user, sid, message))
+
+    server.route("GET", "/api/sessions", list_sessions)
+    server.route("GET", r"/api/sessions/(?P<user>[^/]+)/(?P<id>[^/]+)", one_session)
+    server.route("POST", r"/api/sessions/(?P<user>[^/]+)/(?P<id>[^/]+)/messages", send)
