@@ -590,7 +590,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         provider = install(args.trace_db)
     except ImportError as exc:  # opentelemetry-sdk is missing
         raise CliError(
-            f"--trace-db needs opentelemetry-sdk (pip install 'agent-tooling[otel]'): {exc}"
+            f"--trace-db needs opentelemetry-sdk (pip install 'agent-tooling[web]'): {exc}"
         ) from exc
     except (sqlite3.Error, OSError) as exc:
         raise CliError(f"cannot open trace database {args.trace_db}: {exc}") from exc

@@ -56,7 +56,10 @@ StoredSpan = dict[str, Any]
 
 
 def _connect(path: str) -> sqlite3.Connection:
-    conn = sqlite3.connect(path, timeout=_BUSY_TIMEOUT_S, isolation_level=None)
+    # Exports come from the batch processor's thread: the lock in the exporter serializes.
+    conn = sqlite3.connect(
+        path, timeout=_BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False
+    )
     conn.execute(f"PRAGMA busy_timeout = {int(_BUSY_TIMEOUT_S * 1000)}")
     return conn
 

@@ -212,6 +212,7 @@ async function start() {
     params.set("app", state.app);
     history.replaceState(null, "", "?" + params.toString() + "#" + state.page);
     Tools.loaded = null;
+    Tools.selected = null;
     Sessions.reset();
     Runs.loaded = null;
     renderFrame();
@@ -267,10 +268,15 @@ const Tools = {
   async show(name) {
     await this.load();
     if (!name && state.tools.length) name = state.tools[0].name;
+    const detail = $("#tool-detail");
+    if (name && name === this.selected && detail.dataset.name === name && detail.dataset.loaded === "true") {
+      return; // already shown (the page opened on it, then the address named it)
+    }
     this.selected = name || null;
+    const render = (this.renders = (this.renders || 0) + 1);
     this.renderList();
     const tool = state.tools.find((t) => t.name === name);
-    const detail = $("#tool-detail");
+    detail.dataset.loaded = "false";
     if (!tool) {
       detail.replaceChildren(el("p", { class: "muted", text: "Pick a tool." }));
       return;
@@ -315,7 +321,7 @@ const Tools = {
           : api(`/api/tools/${encodeURIComponent(tool.name)}?provider=${p}`),
       ),
     );
-    if (this.selected !== tool.name) return;
+    if (render !== this.renders) return; // another tool (or this one again) is being shown
     state.providers.forEach((p, i) => (this.reports[tool.name + "\n" + p] = reports[i]));
     const select = (provider) => {
       for (const b of tabs.children) b.setAttribute("aria-selected", b.dataset.providerTab === provider ? "true" : "false");
