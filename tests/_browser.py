@@ -3,8 +3,9 @@
 Never ``playwright install`` (it downloads browsers): the tests use the chromium on the
 machine (``.ci/run`` installs Debian's package when it is missing). Without playwright
 or chromium the browser tests skip, saying why; with ``CI`` set they fail instead.
-Pages are read through ``data-*`` attributes, never pixels, and any page error (an
-uncaught exception in the page) fails the test that caused it.
+Test modules import ``browser_fixture`` and ``page_fixture`` (registered as the fixtures
+``browser`` and ``page``). Pages are read through ``data-*`` attributes, never pixels,
+and any page error (an uncaught exception in the page) fails the test that caused it.
 """
 
 from __future__ import annotations
@@ -75,8 +76,8 @@ def run_async(work: Any) -> Any:
 
 # Module scope: playwright's sync API marks this thread as running an event loop while it
 # is active, so it must be stopped before other modules' async tests run.
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
+@pytest.fixture(scope="module", name="browser")
+def browser_fixture() -> Iterator[Any]:
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:
@@ -92,8 +93,8 @@ def browser() -> Iterator[Any]:
             launched.close()
 
 
-@pytest.fixture
-def page(browser: Any) -> Iterator[Any]:
+@pytest.fixture(name="page")
+def page_fixture(browser: Any) -> Iterator[Any]:
     """A fresh page; the test fails if the page throws."""
     context = browser.new_context(viewport={"width": 1280, "height": 860})
     opened = context.new_page()

@@ -154,7 +154,7 @@ def test_the_page_itself_needs_no_token_but_a_loopback_host(tools_server) -> Non
     conn.request("GET", "/", headers={"Host": f"127.0.0.1:{tools_server.port}"})
     response = conn.getresponse()
     page = response.read().decode()
-    assert response.status == 200 and "<script src=\"app.js\">" in page
+    assert response.status == 200 and '<script src="app.js">' in page
     assert "default-src 'self'" in response.getheader("Content-Security-Policy", "")
 
 
@@ -201,9 +201,7 @@ def test_tools_list_and_provider_reports(tools_server) -> None:
 
 
 def test_a_call_needs_confirmation_and_runs_once_after_yes(tools_server) -> None:
-    status, items = request(
-        tools_server, "POST", "/api/tools/erase/call", {"args": {"name": "db"}}
-    )
+    status, items = request(tools_server, "POST", "/api/tools/erase/call", {"args": {"name": "db"}})
     assert status == 200
     [(kind, final)] = items
     assert kind == "response" and final["error_code"] == "tool.confirmation_required"
@@ -363,7 +361,8 @@ def _started(process: subprocess.Popen[str]) -> str:
         if found:
             return found.group(1)
     process.kill()
-    raise AssertionError(f"no URL printed; stderr: {process.stderr.read() if process.stderr else ''}")
+    problem = process.stderr.read() if process.stderr else ""
+    raise AssertionError(f"no URL printed; stderr: {problem}")
 
 
 def test_tooling_inspect_web_serves_the_tools_without_agent_core(tmp_path) -> None:
@@ -392,8 +391,17 @@ def test_tooling_inspect_web_serves_the_tools_without_agent_core(tmp_path) -> No
     assert json.loads(done.stdout) == {"names": ["ping"], "agent_core": False}
 
     process = subprocess.Popen(
-        [sys.executable, "-m", "tooling.cli", "inspect", "--web", "plain.py", "--port", "0",
-         "--no-browser"],
+        [
+            sys.executable,
+            "-m",
+            "tooling.cli",
+            "inspect",
+            "--web",
+            "plain.py",
+            "--port",
+            "0",
+            "--no-browser",
+        ],
         cwd=tmp_path,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -414,8 +422,18 @@ def test_tooling_inspect_web_serves_the_tools_without_agent_core(tmp_path) -> No
 
 def test_agent_core_web_serves_a_folder_of_agents(tmp_path) -> None:
     process = subprocess.Popen(
-        [sys.executable, "-m", "agent_core.cli", "web", str(ROOT / "examples"), "--port", "0",
-         "--no-browser", "--session-db", str(tmp_path / "s.db")],
+        [
+            sys.executable,
+            "-m",
+            "agent_core.cli",
+            "web",
+            str(ROOT / "examples"),
+            "--port",
+            "0",
+            "--no-browser",
+            "--session-db",
+            str(tmp_path / "s.db"),
+        ],
         cwd=ROOT,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

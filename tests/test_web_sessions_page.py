@@ -7,9 +7,8 @@ import subprocess
 import sys
 import textwrap
 import time
-from pathlib import Path
 
-from _browser import browser, page, ready, run_async, screenshot  # noqa: F401
+from _browser import browser_fixture, page_fixture, ready, run_async, screenshot  # noqa: F401
 
 from agent_core import (
     Agent,
@@ -30,9 +29,7 @@ def _event(sid: str, i: int) -> Event:
     return Event(
         invocation_id=f"inv-{sid}-{i // 10}",
         author="user" if i % 5 == 0 else "helper",
-        content=Content(
-            "user" if i % 5 == 0 else "model", [Part.from_text(f"{sid} says {i}")]
-        ),
+        content=Content("user" if i % 5 == 0 else "model", [Part.from_text(f"{sid} says {i}")]),
         actions=EventActions(state_delta={"last": i, f"every3_{i % 3}": i}),
     )
 
@@ -95,7 +92,9 @@ def test_the_first_page_of_a_5000_event_session_shows_within_a_second(page) -> N
             page.wait_for_selector('[data-session-list][data-count="2"]')
             started = time.perf_counter()
             page.evaluate("location.hash = '#sessions/ann/big'")
-            page.wait_for_selector('#session-detail[data-session-id="big"] [data-event-index="199"]')
+            page.wait_for_selector(
+                '#session-detail[data-session-id="big"] [data-event-index="199"]'
+            )
             took = time.perf_counter() - started
             assert took < 1.0, f"the first page took {took:.2f} s"
             assert page.get_attribute("#session-detail", "data-total") == "5000"

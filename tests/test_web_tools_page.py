@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
 import sys
@@ -14,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _browser import ROOT, browser, page, ready, screenshot  # noqa: F401
+from _browser import ROOT, browser_fixture, page_fixture, ready, screenshot  # noqa: F401
 
 from tooling.cli import PROVIDERS, load_target
 from tooling.web import WebServer, serve_tools
@@ -137,8 +136,18 @@ TAB_SCRIPT = """providers => {
 
 def _serve_examples(tmp_path: Path) -> tuple[subprocess.Popen[str], str]:
     process = subprocess.Popen(
-        [sys.executable, "-m", "agent_core.cli", "web", "examples", "--port", "0",
-         "--no-browser", "--session-db", str(tmp_path / "s.db")],
+        [
+            sys.executable,
+            "-m",
+            "agent_core.cli",
+            "web",
+            "examples",
+            "--port",
+            "0",
+            "--no-browser",
+            "--session-db",
+            str(tmp_path / "s.db"),
+        ],
         cwd=ROOT,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -169,19 +178,16 @@ def test_every_example_tool_and_provider_is_as_the_cli_prints_it(page, tmp_path)
             )
             assert shown == names, folder.name
             for name in dict.fromkeys(names):
-                page.evaluate("name => { location.hash = '#tools/' + encodeURIComponent(name) }",
-                              name)
-                page.wait_for_selector(
-                    f'#tool-detail[data-name="{name}"][data-loaded="true"]'
+                page.evaluate(
+                    "name => { location.hash = '#tools/' + encodeURIComponent(name) }", name
                 )
+                page.wait_for_selector(f'#tool-detail[data-name="{name}"][data-loaded="true"]')
                 # Click every provider's tab (in the page: one round trip per tool).
                 tabs = page.evaluate(TAB_SCRIPT, list(PROVIDERS))
                 for provider in PROVIDERS:
                     report = next(r for r in cli[provider] if r["name"] == name)
                     assert tabs[provider]["selected"] == "true"
-                    assert tabs[provider]["diagnostics"] == str(
-                        len(report.get("diagnostics", []))
-                    )
+                    assert tabs[provider]["diagnostics"] == str(len(report.get("diagnostics", [])))
                     assert json.loads(tabs[provider]["json"]) == report, (
                         folder.name,
                         name,
@@ -317,6 +323,7 @@ def test_schedule_and_flags_are_shown(page, try_server) -> None:
     _open_tool(page, try_server, "erase")
     assert page.get_attribute("[data-schedule-mode]", "data-schedule-mode") == "barrier"
     assert "conflict_key" in page.inner_text("[data-schedule-mode]")
-    flags = page.eval_on_selector_all("[data-flags] [data-flag]", "els => els.map(e => e.dataset.flag)")
+    flags = page.eval_on_selector_all(
+        "[data-flags] [data-flag]", "els => els.map(e => e.dataset.flag)"
+    )
     assert "require_confirmation" in flags and "destructive" in flags
-    assert os.environ.get("NO_SUCH_THING") is None
