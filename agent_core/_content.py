@@ -32,6 +32,7 @@ class FunctionCall:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> FunctionCall:
+        """Read the wire shape (``{"id", "name", "args"}``)."""
         return cls(id=data.get("id"), name=data["name"], args=dict(data.get("args") or {}))
 
 
@@ -62,6 +63,7 @@ class FunctionResponse:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> FunctionResponse:
+        """Read the wire shape (``{"id", "name", "response", "willContinue", "parts"}``)."""
         parts = data.get("parts")
         return cls(
             id=data.get("id"),
@@ -87,16 +89,19 @@ class Part:
 
     @classmethod
     def from_text(cls, text: str) -> Part:
+        """A text part."""
         return cls(text=text)
 
     @classmethod
     def from_function_call(cls, name: str, args: dict[str, Any], id: str | None = None) -> Part:
+        """A part holding a call of tool ``name`` with ``args``."""
         return cls(function_call=FunctionCall(id=id, name=name, args=dict(args)))
 
     @classmethod
     def from_function_response(
         cls, name: str, response: dict[str, Any], id: str | None = None
     ) -> Part:
+        """A part holding the ``response`` of tool ``name`` to call ``id``."""
         return cls(function_response=FunctionResponse(id=id, name=name, response=response))
 
     def to_dict(self) -> dict[str, Any]:
@@ -174,6 +179,7 @@ class Content:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Content:
+        """Read the wire shape (``{"role", "parts"}``)."""
         return cls(
             role=data.get("role", "user"), parts=[Part.from_dict(p) for p in data.get("parts", [])]
         )

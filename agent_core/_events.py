@@ -66,6 +66,7 @@ class EventActions:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> EventActions:
+        """Read the wire shape (camelCase), as :meth:`to_dict` writes it."""
         return cls(
             skip_summarization=bool(data.get("skipSummarization", False)),
             state_delta=dict(data.get("stateDelta") or {}),
@@ -156,6 +157,7 @@ class Event:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Event:
+        """Read the wire shape (camelCase), as :meth:`to_dict` writes it."""
         progress = data.get("progress")
         lr = data.get("longRunningToolIds")
         return cls(
@@ -189,4 +191,5 @@ class Event:
 
     @classmethod
     def from_json(cls, text: str) -> Event:
+        """Read one event from JSON text, as :meth:`to_json` writes it."""
         return cls.from_dict(json.loads(text))
