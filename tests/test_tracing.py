@@ -369,9 +369,27 @@ async def test_keyed_waits_and_folded_calls_in_spans(exporter: InMemorySpanExpor
     assert set(spans) == {"s1", "s2", "s3", "l1"}
     third = spans["s3"].attributes
     assert list(third["tooling.call.waited_for"]) == ["s1"]
+    assert list(third["tooling.call.wait_reasons"]) == ["conflict_key"]
     assert third["tooling.call.wait_reason"] == "conflict_key"
     assert "tooling.call.waited_for" not in spans["s2"].attributes
     assert list(spans["l1"].attributes["tooling.call.folded_ids"]) == ["l1", "l2"]
+    # Keys come from the arguments: recorded as a short hash unless content is captured.
+    keys = {i: spans[i].attributes["tooling.call.conflict_key"] for i in ("s1", "s2", "s3")}
+    assert keys["s1"] == keys["s3"] != keys["s2"]
+    assert keys["s1"].startswith("sha256:") and len(keys["s1"]) == len("sha256:") + 12
+    assert "tooling.call.conflict_key" not in spans["l1"].attributes
+
+
+async def test_conflict_keys_are_recorded_as_they_are_with_content(exporter, monkeypatch):
+    monkeypatch.setenv(CAPTURE_ENV, "true")
+
+    @tool(conflict_key="path")
+    async def save(path: str) -> str:
+        return path
+
+    await Scheduler([save]).dispatch([ToolCall("s1", "save", {"path": "/tmp/a"})])
+    (span,) = exporter.get_finished_spans()
+    assert span.attributes["tooling.call.conflict_key"] == "/tmp/a"
 
 
 # -- a run -------------------------------------------------------------------------------------

@@ -156,7 +156,8 @@ class DispatchTrace:
         self._timeout = timeout
         self._began = time.perf_counter()
         self._open: dict[int, _Open] = {}
-        self._waited: dict[int, tuple[list[str], str]] = {}
+        self._waited: dict[int, tuple[list[str], list[str]]] = {}
+        self._keys: dict[int, str] = {}
         self._intermediate: dict[int, int] = {}
         self._running: dict[int, int] = {}  # id(ToolCall) -> index, while it runs
 
@@ -169,15 +170,20 @@ class DispatchTrace:
         """Record who waits for whom, from the scheduler's per-call records.
 
         A call's ``waited_for`` are the nearest calls it started after (earlier ones are
-        waited for through them); the reason is ``conflict_key`` when every one of them
-        shares its key, ``sequential`` under SEQUENTIAL, else ``barrier``.
+        waited for through them), ``wait_reasons`` why, one by one; ``wait_reason`` sums
+        them up: ``conflict_key`` when every one of them shares its key, ``sequential``
+        under SEQUENTIAL, else ``barrier``.
         """
         for record in records:
-            if record is None or not record.waited_for:
+            if record is None:
                 continue
-            reasons = set(record.wait_reasons)
-            reason = reasons.pop() if len(reasons) == 1 else "barrier"
-            self._waited[record.index] = (list(record.waited_for), reason)
+            if record.conflict_key is not None:
+                self._keys[record.index] = record.conflict_key
+            if record.waited_for:
+                self._waited[record.index] = (
+                    list(record.waited_for),
+                    list(record.wait_reasons),
+                )
 
     def begin(self, index: int, call: ToolCall, tool: BaseTool) -> None:
         """The call starts running: open its span and make it current."""
@@ -251,9 +257,18 @@ class DispatchTrace:
             if limit is not None:
                 attributes["tooling.call.timeout_s"] = float(limit)
         waited = self._waited.get(index)
-        if waited is not None and waited[0]:
-            attributes["tooling.call.waited_for"] = waited[0]
-            attributes["tooling.call.wait_reason"] = waited[1]
+        if waited is not None:
+            ids, reasons = waited
+            distinct = set(reasons)
+            attributes["tooling.call.waited_for"] = ids
+            attributes["tooling.call.wait_reasons"] = reasons
+            attributes["tooling.call.wait_reason"] = (
+                distinct.pop() if len(distinct) == 1 else "barrier"
+            )
+        key = self._keys.get(index)
+        if key is not None:
+            # A key is made from the arguments (a path, say): content, so a hash by default.
+            attributes["tooling.call.conflict_key"] = key if self._capture else short_hash(key)
         if self._capture:
             attributes["gen_ai.tool.call.arguments"] = content_json(call.args)
         return attributes
@@ -287,9 +302,12 @@ class DispatchTrace:
 
 
 def _isolation(tool: BaseTool) -> str:
-    """Where the call runs: ``thread`` (a sync function on the pool) or ``async``."""
+    """Where the call runs: ``process`` (a worker process), ``thread`` (a sync function on
+    the pool) or ``async`` (on the event loop)."""
     from ._function_tool import FunctionTool
 
+    if getattr(tool, "isolation", None) == "process":
+        return "process"
     if isinstance(tool, FunctionTool) and tool.runs_in_thread:
         return "thread"
     return "async"
