@@ -53,17 +53,26 @@ _API = "opentelemetry.trace"
 _tracers: dict[str, tuple[object, Tracer]] = {}
 _version: str | None = None
 _quiet: tuple[Any, tuple[type, ...]] | None = None
+_UNKNOWN = object()
+#: Whether the environment names a tracer provider (read once, as the API reads it once).
+_ENV_PROVIDER = "OTEL_PYTHON_TRACER_PROVIDER" in os.environ
 
 
 def tracer(scope: str) -> Tracer | None:
     """The tracer for ``scope`` from the global provider, or None when nobody listens.
 
     None when opentelemetry was never imported (so no provider can be set), or when the
-    global provider is the API's proxy or no-op one. The check is a dictionary lookup and
-    an attribute read: cheap enough for every dispatch.
+    global provider is the API's proxy or no-op one. Until a provider is set this is a
+    dictionary lookup and two attribute reads: cheap enough for every dispatch.
     """
     api: Any = sys.modules.get(_API)
     if api is None:
+        return None
+    # The global the API's set_tracer_provider() writes; None until then, unless the
+    # environment names a provider for get_tracer_provider() to load. Reading it spares
+    # get_tracer_provider()'s environment lookup on every dispatch; should the API ever
+    # drop it, the public call below decides alone.
+    if getattr(api, "_TRACER_PROVIDER", _UNKNOWN) is None and not _ENV_PROVIDER:
         return None
     provider = api.get_tracer_provider()
     if type(provider) in _quiet_types(api):
