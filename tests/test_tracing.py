@@ -328,6 +328,7 @@ async def test_no_provider_no_spans_and_no_state():
     # No provider set: the dispatch takes the fast path.
     from tooling._tracing import dispatch_trace
 
+    _set_global_provider(None)  # whatever an earlier test or page set
     assert dispatch_trace("auto", None) is None
     responses = await Scheduler([write]).dispatch(
         [ToolCall("c1", "write", {"path": "p", "text": "t"})]
