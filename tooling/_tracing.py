@@ -156,8 +156,10 @@ class DispatchTrace:
     """
 
     def __init__(self, tracer: Tracer, strategy: str, timeout: float | None) -> None:
-        from opentelemetry import context
+        from opentelemetry import context, trace
 
+        self._context_api = context  # the modules, once per dispatch rather than per call
+        self._trace_api = trace
         self._tracer = tracer
         self._parent = context.get_current()
         self._capture = capture_content(self._parent)
@@ -196,15 +198,14 @@ class DispatchTrace:
 
     def begin(self, index: int, call: ToolCall, tool: BaseTool) -> None:
         """The call starts running: open its span and make it current."""
-        from opentelemetry import context, trace
-
+        trace = self._trace_api
         span = self._tracer.start_span(
             f"execute_tool {call.name}",
             context=self._parent,
             kind=trace.SpanKind.INTERNAL,
             attributes=self._call_attributes(index, call, tool),
         )
-        token = context.attach(trace.set_span_in_context(span, self._parent))
+        token = self._context_api.attach(trace.set_span_in_context(span, self._parent))
         self._open[index] = _Open(span, token)
         self._running[id(call)] = index
 
@@ -216,8 +217,6 @@ class DispatchTrace:
 
     def end(self, index: int, call: ToolCall, response: ToolResponse) -> None:
         """The call has its final response: close its span (one is made if it never ran)."""
-        from opentelemetry import context
-
         opened = self._open.pop(index, None)
         self._running.pop(id(call), None)
         if opened is None:
@@ -228,21 +227,19 @@ class DispatchTrace:
             )
         else:
             span = opened.span
-            context.detach(opened.token)
+            self._context_api.detach(opened.token)
         self._finish(span, index, response)
 
     def abort(self, index: int) -> None:
         """The call was cancelled before its response (the dispatch was cancelled)."""
-        from opentelemetry import context, trace
-
         opened = self._open.pop(index, None)
         if opened is None:
             return
-        context.detach(opened.token)
+        self._context_api.detach(opened.token)
         opened.span.set_attributes(
             {"error.type": "tool.cancelled", "tooling.call.status": "cancelled"}
         )
-        opened.span.set_status(trace.StatusCode.ERROR)
+        opened.span.set_status(self._trace_api.StatusCode.ERROR)
         opened.span.end()
 
     # -- attributes ----------------------------------------------------------------------
@@ -283,8 +280,6 @@ class DispatchTrace:
         return attributes
 
     def _finish(self, span: Span, index: int, response: ToolResponse) -> None:
-        from opentelemetry import trace
-
         error = response.error
         attributes: dict[str, Any] = {}
         count = self._intermediate.pop(index, 0)
@@ -306,17 +301,17 @@ class DispatchTrace:
         span.set_attributes(attributes)
         if "error.type" in attributes:
             assert error is not None
-            span.set_status(trace.StatusCode.ERROR, error.message if self._capture else None)
+            span.set_status(
+                self._trace_api.StatusCode.ERROR, error.message if self._capture else None
+            )
         span.end()
 
 
 def _isolation(tool: BaseTool) -> str:
     """Where the call runs: ``process`` (a worker process), ``thread`` (a sync function on
     the pool) or ``async`` (on the event loop)."""
-    from ._function_tool import FunctionTool
-
     if getattr(tool, "isolation", None) == "process":
         return "process"
-    if isinstance(tool, FunctionTool) and tool.runs_in_thread:
+    if getattr(tool, "runs_in_thread", False):  # a FunctionTool's sync function or generator
         return "thread"
     return "async"
