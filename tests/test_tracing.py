@@ -336,6 +336,34 @@ async def test_no_provider_no_spans_and_no_state():
     assert responses[0].error is None
 
 
+def test_a_trace_context_travels_as_w3c_text_and_is_continued(exporter):
+    import contextvars
+
+    from tooling._tracing import continued_trace, trace_carrier
+
+    with trace.get_tracer("test").start_as_current_span("client") as client:
+        carrier = trace_carrier()
+    assert carrier["traceparent"].split("-")[1] == f"{client.get_span_context().trace_id:032x}"
+
+    def elsewhere() -> None:  # a context that knows nothing of the client's span
+        with continued_trace(carrier), trace.get_tracer("test").start_as_current_span("server"):
+            pass
+
+    contextvars.Context().run(elsewhere)
+    spans = by_name(exporter.get_finished_spans())
+    assert parent_id(spans["server"]) == span_id(spans["client"])
+    assert spans["server"].context.trace_id == spans["client"].context.trace_id
+
+
+def test_without_a_provider_no_trace_context_travels():
+    from tooling._tracing import continued_trace, trace_carrier
+
+    _set_global_provider(None)
+    assert trace_carrier() == {}
+    with continued_trace({"traceparent": "00-" + "1" * 32 + "-" + "2" * 16 + "-01"}):
+        assert not trace.get_current_span().get_span_context().is_valid
+
+
 def test_importing_the_packages_imports_no_opentelemetry():
     code = (
         "import sys, tooling, agent_core\n"

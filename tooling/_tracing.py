@@ -20,7 +20,8 @@ from __future__ import annotations
 import os
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -39,8 +40,10 @@ __all__ = [
     "DispatchTrace",
     "capture_content",
     "content_json",
+    "continued_trace",
     "dispatch_trace",
     "short_hash",
+    "trace_carrier",
     "tracer",
 ]
 
@@ -127,6 +130,44 @@ def short_hash(text: str) -> str:
     import hashlib
 
     return "sha256:" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+
+
+def trace_carrier() -> dict[str, str]:
+    """The current trace context in W3C form (``traceparent``, ``tracestate``) for another
+    process to continue (an MCP request's ``_meta``); empty when nobody listens."""
+    if tracer("tooling") is None:
+        return {}
+    from opentelemetry import propagate
+
+    carrier: dict[str, str] = {}
+    propagate.inject(carrier)
+    return carrier
+
+
+@contextmanager
+def continued_trace(carrier: Mapping[str, Any] | None) -> Iterator[None]:
+    """Run the block under the trace context ``carrier`` holds (from :func:`trace_carrier`
+    in the calling process), so its spans join the caller's trace.
+
+    Nothing changes when nobody listens, when the carrier holds no valid context, or when
+    the current span is already in that trace (a transport's own span continued it).
+    """
+    if not carrier or "traceparent" not in carrier or tracer("tooling") is None:
+        yield
+        return
+    from opentelemetry import context, propagate, trace
+
+    extracted = propagate.extract({k: v for k, v in carrier.items() if isinstance(v, str)})
+    remote = trace.get_current_span(extracted).get_span_context()
+    current = trace.get_current_span().get_span_context()
+    if not remote.is_valid or (current.is_valid and current.trace_id == remote.trace_id):
+        yield
+        return
+    token = context.attach(extracted)
+    try:
+        yield
+    finally:
+        context.detach(token)
 
 
 def dispatch_trace(strategy: str, timeout: float | None) -> DispatchTrace | None:
