@@ -254,7 +254,7 @@ async def test_abandoned_threads_are_capped(gate):
         ]
     )
     for response in (refused, refused_gen):
-        assert code(response) == "tool.timeout"
+        assert code(response) == "tool.failed"
         message = response.response["error"]["message"]
         assert "not started" in message and "still running" in message
     assert fine.response == {"result": "ok"}

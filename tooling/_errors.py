@@ -5,7 +5,18 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-__all__ = ["INPUT_PREVIEW_CHARS", "ToolError", "error_details_from_validation"]
+__all__ = [
+    "FAILURES",
+    "INPUT_PREVIEW_CHARS",
+    "PoolSaturated",
+    "ToolError",
+    "error_details_from_validation",
+    "log_failure",
+]
+
+#: What a tool may raise that becomes ``tool.failed``: any ``Exception``, and
+#: ``SystemExit`` (argparse and friends raise it; it must never end the host).
+FAILURES = (Exception, SystemExit)
 
 #: Offending inputs are shown to the model cut to this many characters.
 INPUT_PREVIEW_CHARS = 200
@@ -40,6 +51,22 @@ class ToolError(Exception):
 
     def __repr__(self) -> str:
         return f"ToolError({self.message!r}, code={self.code!r})"
+
+
+class PoolSaturated(RuntimeError):
+    """Sync work is refused: too many abandoned threads are still running hung calls."""
+
+
+def log_failure(tool_name: str, exc: BaseException) -> None:
+    """Log a call that became ``tool.failed`` at WARNING, with the traceback.
+
+    ``expose_errors`` decides what the model sees; the developer always sees this.
+    """
+    import logging  # on the failure path only: ``import tooling`` stays light
+
+    logging.getLogger("tooling").warning(
+        "tool %r failed with %s", tool_name, type(exc).__name__, exc_info=exc
+    )
 
 
 def _preview(value: Any) -> Any:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import copy
-import math
 import threading
 import time
 import types
@@ -18,7 +17,13 @@ from pydantic_core import from_json
 
 from ._base import BaseTool, ConfirmationPredicate, ConflictKeyRule, validate_tool_name
 from ._bounds import check_dict_bounds, check_text_bounds
-from ._errors import ToolError, error_details_from_validation
+from ._errors import (
+    FAILURES,
+    PoolSaturated,
+    ToolError,
+    error_details_from_validation,
+    log_failure,
+)
 from ._results import to_response
 from ._target import Target, analyze_target
 from ._types import Blob, Diagnostic, FileRef, ToolResponse
@@ -31,7 +36,6 @@ if TYPE_CHECKING:
 
 __all__ = ["FunctionTool", "tool"]
 
-_PLAIN_RESULTS = frozenset({str, int, bool, type(None)})
 _NO_ARGS: list[Any] = []
 _NOTHING = object()
 
@@ -212,11 +216,7 @@ class FunctionTool(BaseTool, Generic[P, R]):
         """
         if self._target.kind in ("gen", "asyncgen"):
             return (await self.execute(args, ctx))[0]
-        value = await self._call(args, ctx, None)
-        kind = type(value)
-        if kind in _PLAIN_RESULTS or (kind is float and math.isfinite(value)):
-            return {"result": value}
-        return to_response(value)[0]
+        return to_response(await self._call(args, ctx, None))[0]
 
     async def execute(
         self, args: Args, ctx: ToolContext | None = None, *, executor: Executor | None = None
@@ -248,8 +248,8 @@ class FunctionTool(BaseTool, Generic[P, R]):
             return await self._in_thread(call_args, call_kwargs, executor)
         except ToolError:
             raise
-        except Exception as exc:
-            raise self._failure(exc) from exc
+        except FAILURES as exc:
+            raise self._failed(exc) from exc
 
     @asynccontextmanager
     async def stream(
@@ -311,8 +311,8 @@ class FunctionTool(BaseTool, Generic[P, R]):
                 value = await self._func(*call_args, **call_kwargs)
             except ToolError:
                 raise
-            except Exception as exc:
-                raise self._failure(exc) from exc
+            except FAILURES as exc:
+                raise self._failed(exc) from exc
             yield response(value, True)
             return
         if kind == "sync":
@@ -323,8 +323,8 @@ class FunctionTool(BaseTool, Generic[P, R]):
                     value = self._func(*call_args, **call_kwargs)
             except ToolError:
                 raise
-            except Exception as exc:
-                raise self._failure(exc) from exc
+            except FAILURES as exc:
+                raise self._failed(exc) from exc
             yield response(value, True)
             return
 
@@ -337,8 +337,8 @@ class FunctionTool(BaseTool, Generic[P, R]):
                     yield response(item, False)
             except ToolError:
                 raise
-            except Exception as exc:
-                raise self._failure(exc) from exc
+            except FAILURES as exc:
+                raise self._failed(exc) from exc
             finally:
                 await agen.aclose()
             yield response(last, True)
@@ -359,8 +359,8 @@ class FunctionTool(BaseTool, Generic[P, R]):
                     done, item = await driver.next()
                 except ToolError:
                     raise
-                except Exception as exc:
-                    raise self._failure(exc) from exc
+                except FAILURES as exc:
+                    raise self._failed(exc) from exc
                 if done:
                     yield response(item if item is not None else last, True)
                     return
@@ -463,7 +463,14 @@ class FunctionTool(BaseTool, Generic[P, R]):
             call_kwargs,
         )
 
-    def _failure(self, exc: Exception) -> ToolError:
+    def _failed(self, exc: BaseException) -> ToolError:
+        """The ``tool.failed`` error standing for ``exc``; logged with its traceback."""
+        log_failure(self.name, exc)
+        return self._failure(exc)
+
+    def _failure(self, exc: BaseException) -> ToolError:
+        if isinstance(exc, PoolSaturated):  # the framework's own words: nothing private
+            return ToolError(f"tool {self.name!r} was not started: {exc}", code="tool.failed")
         return ToolError(
             f"tool {self.name!r} failed with {type(exc).__name__} "
             "(the error text is not shown; it may contain private data)",

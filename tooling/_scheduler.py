@@ -24,7 +24,7 @@ from pydantic_core import to_json
 from ._base import BaseTool
 from ._confirmation import confirmation_response, credential_response, fingerprint
 from ._context import SimpleToolContext, ToolContext
-from ._errors import ToolError
+from ._errors import FAILURES, ToolError, log_failure
 from ._function_tool import FunctionTool
 from ._planning import CallRecord, Mode, Plan, Segment, plan_dispatch
 from ._progress import CallProgress, ProgressChannel
@@ -332,9 +332,14 @@ class _Dispatch:
                 if done:
                     done[index].set()
 
-        async with asyncio.TaskGroup() as calls:
-            for index in segment.members:
-                calls.create_task(member(index))
+        try:
+            async with asyncio.TaskGroup() as calls:
+                for index in segment.members:
+                    calls.create_task(member(index))
+        except BaseExceptionGroup as group_error:
+            # What a call let through (KeyboardInterrupt, a BaseException of the tool's
+            # own) comes out as itself, as under SEQUENTIAL.
+            raise _first_leaf(group_error) from None
 
     def _note_blocking(self, index: int) -> None:
         """A call waiting for the user holds back the calls that conflict with it.
@@ -431,7 +436,8 @@ class _Dispatch:
                 told = ToolError(f"{type(cause).__name__}: {cause}", code="tool.failed")
                 told.__cause__ = cause
             response = _error_response(call, told, started, cause if cause is not None else raised)
-        except Exception as exc:  # a hand-written tool or a context factory misbehaved
+        except FAILURES as exc:  # a hand-written tool or a context factory misbehaved
+            log_failure(call.name, exc)
             failure = ToolError(
                 f"{type(exc).__name__}: {exc}"
                 if self.scheduler.expose_errors
@@ -600,32 +606,36 @@ class _Dispatch:
         threaded = isinstance(tool, FunctionTool) and tool.runs_in_thread
         if threaded and self.scheduler.pool.saturated():
             raise ToolError(
-                f"tool {tool.name!r} was not started: {self.scheduler.pool.abandoned} threads of "
-                "earlier timed-out calls are still running",
-                code="tool.timeout",
+                f"tool {tool.name!r} was not started: {self.scheduler.pool.abandoned} hung "
+                "calls (timed out or cancelled) are still running in their threads",
+                code="tool.failed",
             )
         if limit is None:
             if isinstance(tool, FunctionTool) and not tool.is_generator:  # the common case
                 body, parts = await tool.execute(call.args, ctx, executor=self.scheduler.pool)
                 return _respond(call, body, parts, started)
             return await self._produce(tool, call, ctx, started)
+        work = asyncio.create_task(self._produce(tool, call, ctx, started))
         try:
-            async with asyncio.timeout(limit) as deadline:
-                return await self._produce(tool, call, ctx, started)
-        except TimeoutError:
-            if not deadline.expired():
-                raise
-            if ctx is not None:
-                ctx._cancel()
-            tail = (
-                "its thread was abandoned; the work may still complete in the background"
-                if threaded
-                else "it was cancelled"
-            )
-            raise ToolError(
-                f"tool {tool.name!r} did not finish within {limit:g} s: {tail}",
-                code="tool.timeout",
-            ) from None
+            await asyncio.wait((work,), timeout=limit)
+        except BaseException:  # the dispatch is cancelled: so is this call
+            await _stop(work)
+            raise
+        if work.done():
+            return work.result()
+        if ctx is not None:
+            ctx._cancel()
+        if threaded:
+            await _stop(work)
+            tail = "its thread was abandoned; the work may still complete in the background"
+        elif await _stop(work):
+            tail = "it was cancelled"
+        else:
+            tail = "it ignored its cancellation and was abandoned"
+        raise ToolError(
+            f"tool {tool.name!r} did not finish within {limit:g} s: {tail}",
+            code="tool.timeout",
+        )
 
     async def _produce(
         self, tool: BaseTool, call: ToolCall, ctx: ToolContext | None, started: float
@@ -692,9 +702,44 @@ def _hides_cause(tool: BaseTool | None, error: ToolError) -> bool:
     its own message.
     """
     cause = error.__cause__
-    if cause is None or error.code != "tool.failed" or not isinstance(cause, Exception):
+    if cause is None or error.code != "tool.failed" or not isinstance(cause, FAILURES):
         return False
     return isinstance(tool, FunctionTool) and error.message == tool._failure(cause).message
+
+
+#: How long a call cancelled at its deadline may take to end before it is abandoned.
+CANCEL_GRACE_S = 0.5
+
+# Tasks that ignored their cancellation, kept referenced until they end on their own.
+_abandoned_tasks: set[asyncio.Task[Any]] = set()
+
+
+async def _stop(work: asyncio.Task[Any]) -> bool:
+    """Cancel ``work`` and wait briefly for it to end; True if it did.
+
+    A deadline holds whatever the call does: one that swallows its cancellation is
+    abandoned (left running, its outcome discarded), like a hung thread.
+    """
+    work.cancel()
+    await asyncio.wait((work,), timeout=CANCEL_GRACE_S)
+    if not work.done():
+        _abandoned_tasks.add(work)
+        work.add_done_callback(_forget)
+        return False
+    _forget(work)
+    return True
+
+
+def _forget(work: asyncio.Task[Any]) -> None:
+    """Drop an abandoned task; its outcome is discarded (retrieved, so never logged)."""
+    _abandoned_tasks.discard(work)
+    if work.done() and not work.cancelled():
+        work.exception()
+
+
+def _first_leaf(group: BaseExceptionGroup[BaseException]) -> BaseException:
+    first = group.exceptions[0]
+    return _first_leaf(first) if isinstance(first, BaseExceptionGroup) else first
 
 
 def _cut(response: ToolResponse) -> ToolResponse:

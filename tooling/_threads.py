@@ -17,7 +17,9 @@ from collections.abc import Callable
 from concurrent.futures import Executor, Future
 from typing import Any, TypeVar
 
-__all__ = ["WorkerPool", "default_executor"]
+from ._errors import PoolSaturated
+
+__all__ = ["PoolSaturated", "WorkerPool", "default_executor"]
 
 _T = TypeVar("_T")
 _counter = itertools.count(1)
@@ -53,8 +55,9 @@ class _Worker:
 class WorkerPool(Executor):
     """Up to ``max_threads`` daemon threads; at most ``max_abandoned`` abandoned ones.
 
-    ``submit`` refuses work (``RuntimeError``) once ``max_abandoned`` abandoned threads
-    are still stuck, so hung calls cannot pile up without bound.
+    ``submit`` refuses work (:class:`PoolSaturated`) once ``max_abandoned`` abandoned
+    threads are still stuck, and an abandoned thread is replaced only while they are
+    fewer, so the pool never has more than ``max_threads + max_abandoned`` threads.
     """
 
     def __init__(
@@ -92,9 +95,9 @@ class WorkerPool(Executor):
             if self._shutdown:
                 raise RuntimeError("the worker pool is shut down")
             if self._abandoned >= self.max_abandoned:
-                raise RuntimeError(
-                    f"{self._abandoned} threads of timed-out or cancelled calls are still "
-                    "running; no more sync work starts until some finish"
+                raise PoolSaturated(
+                    f"{self._abandoned} hung calls (timed out or cancelled) are still "
+                    "running in their threads; no more sync work starts until some finish"
                 )
             self._work.put((future, fn, args))
             if self._idle > 0:
@@ -137,7 +140,12 @@ class WorkerPool(Executor):
             with self._lock:
                 if worker.abandoned:
                     self._abandoned -= 1
-                    return
+                    if self._shutdown or self._live >= self.max_threads:
+                        return
+                    # The pool is short of threads (no replacement was started for this
+                    # one, the cap being reached): this thread takes its place again.
+                    worker.abandoned = False
+                    self._live += 1
                 self._idle += 1
 
     def _abandon(self, worker: _Worker) -> None:
@@ -147,8 +155,15 @@ class WorkerPool(Executor):
             worker.abandoned = True
             self._abandoned += 1
             self._live -= 1
-            # Queued work may be waiting for this slot.
-            if not self._shutdown and self._live < self.max_threads:
+            # Queued work may be waiting for this slot: a fresh thread takes it, unless
+            # the abandoned threads are at their cap (then live + abandoned threads stay
+            # within max_threads + max_abandoned, however many calls hang; an abandoned
+            # thread that ends comes back in its place).
+            if (
+                not self._shutdown
+                and self._live < self.max_threads
+                and self._abandoned <= self.max_abandoned
+            ):
                 self._start_worker()
                 self._idle += 1
 
