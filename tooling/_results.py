@@ -8,6 +8,7 @@ from typing import Any
 from pydantic_core import PydanticSerializationError, to_jsonable_python
 
 from ._errors import ToolError
+from ._jsonsafe import SURELY_SHORT_INT_BITS, unencodable
 from ._types import Blob, FileRef
 
 __all__ = ["MAX_INLINE_BYTES", "to_response"]
@@ -28,6 +29,10 @@ def to_response(value: Any) -> tuple[dict[str, Any], tuple[Blob | FileRef, ...]]
     """
     kind = type(value)
     if kind in _PLAIN or (kind is float and math.isfinite(value)):
+        if (kind is str and not value.isascii()) or (
+            kind is int and value.bit_length() > SURELY_SHORT_INT_BITS
+        ):
+            _refuse_unencodable(value)
         return {"result": value}, ()
 
     parts: list[Blob | FileRef] = []
@@ -61,6 +66,17 @@ def to_response(value: Any) -> tuple[dict[str, Any], tuple[Blob | FileRef, ...]]
         raise ToolError(f"the tool's result cannot be sent to the model: {exc}") from exc
     if problems:
         raise problems[0]
+    _refuse_unencodable(jsonable)
     if type(jsonable) is not dict:
         jsonable = {"result": jsonable}
     return jsonable, tuple(parts)
+
+
+def _refuse_unencodable(value: Any) -> None:
+    problem = unencodable(value)
+    if problem is not None:
+        import logging  # on the failure path only
+
+        message = f"the tool's result cannot be sent to the model: it holds {problem}"
+        logging.getLogger("tooling").warning("%s", message)
+        raise ToolError(message)

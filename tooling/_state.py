@@ -6,6 +6,8 @@ import threading
 from collections.abc import Iterable, Iterator, Mapping, MutableMapping
 from typing import TYPE_CHECKING, Any, NoReturn, overload
 
+from ._jsonsafe import state_value_problem
+
 if TYPE_CHECKING:
     from _typeshed import SupportsKeysAndGetItem
 
@@ -32,6 +34,10 @@ class State(MutableMapping[str, Any]):
     Keys cannot be deleted (``del``, ``pop``, ``popitem`` and ``clear`` raise
     ``TypeError``): a delta can only say "this key now has this value", so assign
     ``None`` instead.
+
+    Values must be JSON: str, int, float (finite), bool, None, lists and str-keyed dicts
+    of them. Anything else (a datetime, a tuple, a set, NaN) raises ``TypeError`` at the
+    write, so a value reads back the same from every session service.
 
     Values are stored as given, not copied: changing a mutable value in place (appending
     to a list read from the state) is not recorded. Assign the new value to record it.
@@ -112,15 +118,13 @@ class State(MutableMapping[str, Any]):
     # -- writes --------------------------------------------------------------------------
 
     def __setitem__(self, key: str, value: Any) -> None:
-        if not isinstance(key, str):
-            raise TypeError(f"state keys must be str, not {type(key).__name__}")
+        _check_write(key, value)
         with self._lock:
             self._delta[key] = value
 
     def setdefault(self, key: str, default: Any = None, /) -> Any:
         """``state[key]`` if present, else set it to ``default`` (atomically) and return it."""
-        if not isinstance(key, str):
-            raise TypeError(f"state keys must be str, not {type(key).__name__}")
+        _check_write(key, default)
         with self._lock:
             if key in self._delta:
                 return self._delta[key]
@@ -137,9 +141,15 @@ class State(MutableMapping[str, Any]):
     def update(self, /, **kwargs: Any) -> None: ...
 
     def update(self, other: Any = (), /, **kwargs: Any) -> None:
-        """Write several keys at once, like ``dict.update``; other threads see all or none."""
+        """Write several keys at once, like ``dict.update``; other threads see all or none.
+
+        Every value is checked first: one that is not JSON writes nothing.
+        """
+        items = dict(other, **kwargs)
+        for key, value in items.items():
+            _check_write(key, value)
         with self._lock:
-            super().update(other, **kwargs)
+            self._delta.update(items)
 
     def __delitem__(self, key: str) -> NoReturn:
         raise TypeError(_NO_DELETE.format(key=key))
@@ -158,3 +168,14 @@ class State(MutableMapping[str, Any]):
 
     def __repr__(self) -> str:
         return f"State({self.to_dict()!r})"
+
+
+def _check_write(key: Any, value: Any) -> None:
+    if not isinstance(key, str):
+        raise TypeError(f"state keys must be str, not {type(key).__name__}")
+    problem = state_value_problem(key) or state_value_problem(value)
+    if problem is not None:
+        raise TypeError(
+            f"state[{key!r}] must be JSON (str, int, float, bool, None, lists and str-keyed "
+            f"dicts of them); this value holds {problem}"
+        )
