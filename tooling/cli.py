@@ -27,7 +27,8 @@ applied), and the tools of its agents (``root_agent`` and the rest) when the mod
 ``agent_core``.
 
 Errors are one line on stderr and a non-zero exit status, never a traceback; ``--debug``
-shows the traceback instead. This module imports neither ``google.genai`` nor
+shows the traceback instead. A tool that fails (``tool.failed``) is one line on stderr
+too, and its traceback under ``--debug``. This module imports neither ``google.genai`` nor
 ``agent_core``: the Gemini exporter imports the former when asked for, and agents are
 recognised only when the target has already imported the latter.
 """
@@ -41,6 +42,7 @@ import importlib
 import importlib.machinery
 import importlib.util
 import json
+import logging
 import math
 import os
 import re
@@ -833,6 +835,7 @@ def run_cli(
     """
     raw = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in raw
+    _report_tool_failures(prog, debug)
     try:
         args = parser.parse_args(raw)
         handler: Callable[[argparse.Namespace], int] = args.handler
@@ -858,6 +861,33 @@ def run_cli(
             f"{prog}: {describe_exception(exc)} (run with --debug for the traceback)\n"
         )
         return EXIT_TOOL_ERROR
+
+
+class _OneLine(logging.Handler):
+    """Warnings of the library loggers as one line each, pointing at ``--debug``."""
+
+    def __init__(self, prog: str) -> None:
+        super().__init__(logging.WARNING)
+        self.prog = prog
+
+    def emit(self, record: logging.LogRecord) -> None:
+        hint = " (run with --debug for the traceback)" if record.exc_info else ""
+        sys.stderr.write(f"{self.prog}: {one_line(record.getMessage())}{hint}\n")
+
+
+def _report_tool_failures(prog: str, debug: bool) -> None:
+    """Show tool failures (logged by ``tooling`` and ``agent_core``) on stderr: with their
+    tracebacks under ``--debug``, else one line each."""
+    if debug:
+        handler: logging.Handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("%(name)s: %(levelname)s: %(message)s"))
+    else:
+        handler = _OneLine(prog)
+    handler.setLevel(logging.WARNING)
+    for name in ("tooling", "agent_core"):
+        logger = logging.getLogger(name)
+        if not any(isinstance(h, logging.StreamHandler | _OneLine) for h in logger.handlers):
+            logger.addHandler(handler)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
