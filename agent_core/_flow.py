@@ -336,7 +336,10 @@ class Invocation:
         )
         for toolset in agent.toolsets:
             try:
-                found.extend(await toolset.get_tools_with_prefix(readonly))
+                listing = toolset.get_tools_with_prefix(readonly)
+                if self.trace is not None:  # a remote listing joins the agent's trace
+                    listing = self.trace.under(agent, listing)
+                found.extend(await listing)
             except Exception as exc:
                 return self._error(
                     agent,

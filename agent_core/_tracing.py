@@ -16,7 +16,7 @@ start of a dispatch), so tools and model clients see the right current span.
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -135,6 +135,16 @@ class InvocationTrace:
         for opened in reversed(self._agents):
             opened.span.end()
         self._agents.clear()
+
+    async def under(self, agent: Agent, work: Awaitable[_T]) -> _T:
+        """Await ``work`` with ``agent``'s span current (a toolset listing its tools)."""
+        from opentelemetry import context
+
+        token = context.attach(self.agent_context(agent))
+        try:
+            return await work
+        finally:
+            context.detach(token)
 
     @asynccontextmanager
     async def dispatching(

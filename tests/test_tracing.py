@@ -629,3 +629,18 @@ async def test_a_run_closed_early_ends_its_spans_and_leaves_no_context(exporter)
     spans = by_name(exporter.get_finished_spans())
     assert "invoke_agent solo" in spans
     assert not trace.get_current_span().get_span_context().is_valid
+
+
+async def test_a_toolset_lists_its_tools_under_the_agents_span(exporter):
+    from agent_core import Agent, Runner, ScriptedModel
+    from tooling import BaseToolset
+
+    class Remote(BaseToolset):
+        async def get_tools(self, readonly_context=None):
+            with trace.get_tracer("test").start_as_current_span("list remote tools"):
+                return [nested]
+
+    runner = Runner(Agent("solo", ScriptedModel(["hello"]), tools=[Remote()]), app_name="app")
+    [e async for e in runner.run_async(user_id="u", session_id="s", new_message="hi")]
+    spans = by_name(exporter.get_finished_spans())
+    assert parent_id(spans["list remote tools"]) == span_id(spans["invoke_agent solo"])
