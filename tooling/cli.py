@@ -9,6 +9,12 @@
     ``--web [--host H] [--port P] [--no-browser]`` serves the same as a local web page
     (see ``tooling.web``) and prints its URL with the access token.
 
+``tooling serve TARGET [--http [HOST:]PORT] [--name NAME]``
+    Serves TARGET's tools as an MCP server (needs the ``mcp`` extra): over stdio by
+    default, over streamable HTTP at ``http://HOST:PORT/mcp`` with ``--http`` (host
+    ``127.0.0.1`` unless given). Toolsets are asked for their tools at each listing.
+    Logs go to stderr only.
+
 ``tooling call TARGET:TOOL ['JSON'] [--timeout S] [--yes]``
     Validates the arguments and runs one tool through a ``Scheduler``, outside any agent:
     scopes the tool declares are granted, a confirmation is asked for at the prompt
@@ -267,6 +273,7 @@ class FoundTool:
     origin: str
     tool: BaseTool | None = None
     error: str | None = None
+    toolset: BaseToolset | None = None  # the toolset that gave the tool, if any
 
 
 @dataclass
@@ -275,10 +282,10 @@ class _Discovery:
     toolsets: list[BaseToolset] = field(default_factory=list)
     seen: set[int] = field(default_factory=set)
 
-    def add(self, tool: BaseTool, origin: str) -> None:
+    def add(self, tool: BaseTool, origin: str, toolset: BaseToolset | None = None) -> None:
         if id(tool) not in self.seen:
             self.seen.add(id(tool))
-            self.found.append(FoundTool(tool.name, origin, tool))
+            self.found.append(FoundTool(tool.name, origin, tool, toolset=toolset))
 
 
 def _agent_class() -> type | None:
@@ -353,7 +360,7 @@ async def discover_tools(obj: object, label: str) -> tuple[list[FoundTool], list
             )
             return
         for t in tools:
-            found.add(t, where)
+            found.add(t, where, toolset)
 
     if isinstance(obj, types.ModuleType):
         for value in list(vars(obj).values()):
@@ -756,6 +763,19 @@ def cmd_call(args: argparse.Namespace) -> int:
     return asyncio.run(_call(args))
 
 
+# -- serve -----------------------------------------------------------------------------------
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    try:
+        from .mcp._serve import serve
+    except ImportError as exc:
+        if exc.name is None or not exc.name.startswith("mcp"):
+            raise
+        raise CliError("tooling serve needs the MCP SDK: pip install 'agent-tooling[mcp]'") from exc
+    return serve(args)
+
+
 # -- main ------------------------------------------------------------------------------------
 
 
@@ -821,6 +841,24 @@ def build_parser() -> argparse.ArgumentParser:
     )
     call.add_argument("--debug", action="store_true", help=argparse.SUPPRESS)
     call.set_defaults(handler=cmd_call)
+
+    serve = commands.add_parser(
+        "serve",
+        help="serve the tools in TARGET as an MCP server",
+        description="Serve every tool in TARGET over MCP (stdio unless --http is given).",
+    )
+    serve.add_argument(
+        "target", help="module, module:attr, path/to/file.py[:attr] or an agent directory"
+    )
+    serve.add_argument(
+        "--http",
+        metavar="[HOST:]PORT",
+        default=None,
+        help="serve streamable HTTP at http://HOST:PORT/mcp (HOST defaults to 127.0.0.1)",
+    )
+    serve.add_argument("--name", default=None, help="the server's name (default: TARGET)")
+    serve.add_argument("--debug", action="store_true", help=argparse.SUPPRESS)
+    serve.set_defaults(handler=cmd_serve)
     return parser
 
 

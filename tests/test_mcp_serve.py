@@ -1,0 +1,261 @@
+"""``tooling serve`` seen by the official SDK's own client, over stdio and streamable HTTP.
+
+Real processes: ``tooling serve tests/_mcp_tools.py`` as a stdio subprocess (one per
+test) and as an HTTP server on 127.0.0.1 (one for the module). Both protocol eras the
+SDK speaks are exercised: ``legacy`` (the initialize handshake) and ``auto`` (which
+settles on 2026-07-28).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+import sys
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("mcp")
+
+import mcp_types as types
+from mcp import Client, StdioServerParameters
+
+from tests._mcp_helpers import ROOT, TOOLS, http_server, serve_args
+from tests._mcp_tools import PIXEL
+
+MODES = ["legacy", "auto"]
+
+
+@pytest.fixture(scope="module")
+def http_url() -> Iterator[str]:
+    with http_server(TOOLS) as (url, _process):
+        yield url
+
+
+def stdio_params() -> StdioServerParameters:
+    return StdioServerParameters(command=sys.executable, args=serve_args(TOOLS), cwd=ROOT)
+
+
+@asynccontextmanager
+async def connect(where: str, mode: str, **options: Any) -> AsyncIterator[Client]:
+    server: Any = stdio_params() if where == "stdio" else where
+    async with Client(server, mode=mode, cache=None, **options) as client:
+        yield client
+
+
+async def eventually(predicate: Any, timeout: float = 20.0) -> bool:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while loop.time() < deadline:
+        if predicate():
+            return True
+        await asyncio.sleep(0.02)
+    return False
+
+
+def targets(http_url: str) -> dict[str, str]:
+    return {"stdio": "stdio", "http": http_url}
+
+
+# -- list, call, results, errors, progress ----------------------------------------------------
+
+
+async def check_basics(client: Client) -> None:
+    listed = {t.name: t for t in (await client.list_tools()).tools}
+    assert {"add", "pixel", "refuse", "chatty", "countdown", "delete_record"} <= set(listed)
+    add = listed["add"]
+    assert add.title == "Add two numbers."
+    assert add.input_schema["required"] == ["a", "b"]
+    assert add.output_schema == {
+        "type": "object",
+        "properties": {"result": {"type": "integer"}},
+        "required": ["result"],
+    }
+    assert add.annotations is not None
+    assert (add.annotations.read_only_hint, add.annotations.idempotent_hint) == (True, True)
+    assert listed["delete_record"].annotations.destructive_hint is True  # type: ignore[union-attr]
+
+    result = await client.call_tool("add", {"a": 2, "b": 3})
+    assert not result.is_error
+    assert result.structured_content == {"result": 5}
+    assert [json.loads(b.text) for b in result.content if isinstance(b, types.TextContent)] == [
+        {"result": 5}
+    ]
+
+    result = await client.call_tool("pixel", {})
+    assert result.structured_content == {
+        "image": {"part": 0, "mime_type": "image/png"},
+        "file": {"part": 1, "mime_type": "text/plain"},
+    }
+    image = next(b for b in result.content if isinstance(b, types.ImageContent))
+    assert base64.b64decode(image.data) == PIXEL and image.mime_type == "image/png"
+    link = next(b for b in result.content if isinstance(b, types.ResourceLink))
+    assert link.uri == "file:///tmp/x.txt"
+
+    result = await client.call_tool("refuse", {"reason": "no"})
+    assert result.is_error
+    assert result.structured_content == {
+        "status": "error",
+        "error": {"code": "demo.refused", "message": "refused: no"},
+    }
+    assert json.loads(result.content[0].text) == result.structured_content  # type: ignore[union-attr]
+
+    result = await client.call_tool("add", {"a": "two"})
+    assert result.is_error
+    error = result.structured_content["error"]  # type: ignore[index]
+    assert error["code"] == "tool.invalid_arguments"
+    assert [d["loc"] for d in error["details"]] == [["a"], ["b"]]
+
+    result = await client.call_tool("nope", {})
+    assert result.is_error and "add" in result.structured_content["error"]["message"]  # type: ignore[index]
+
+    seen: list[tuple[float, str | None]] = []
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        seen.append((progress, message))
+
+    result = await client.call_tool("chatty", {"steps": 3}, progress_callback=on_progress)
+    assert result.structured_content == {"steps": 3}
+    assert seen == [(1, "step 1 of 3"), (2, "step 2 of 3"), (3, "step 3 of 3")]
+
+    seen.clear()
+    result = await client.call_tool("countdown", {"start": 2}, progress_callback=on_progress)
+    assert result.structured_content == {"left": 0}
+    assert [(p, json.loads(m or "")) for p, m in seen] == [(1, {"left": 2}), (2, {"left": 1})]
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_sdk_client_over_stdio(mode: str) -> None:
+    async with connect("stdio", mode) as client:
+        await check_basics(client)
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_sdk_client_over_http(http_url: str, mode: str) -> None:
+    async with connect(http_url, mode) as client:
+        assert client.protocol_version == ("2026-07-28" if mode == "auto" else "2025-11-25")
+        await check_basics(client)
+
+
+# -- confirmation by elicitation ----------------------------------------------------------------
+
+
+async def check_confirmations(where: str, mode: str) -> None:
+    asked: list[str] = []
+    answers = iter(["accept", "decline"])
+
+    async def answer(ctx: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+        asked.append(params.message)
+        action = next(answers)
+        return types.ElicitResult(action=action, content={"confirm": True})  # type: ignore[arg-type]
+
+    async with connect(where, mode, elicitation_callback=answer) as client:
+        result = await client.call_tool("delete_record", {"record_id": "r1"})
+        assert not result.is_error and result.structured_content == {"deleted": "r1"}
+        result = await client.call_tool("delete_record", {"record_id": "r2"})
+        assert result.is_error
+        assert result.structured_content["error"]["code"] == "tool.rejected"  # type: ignore[index]
+    assert len(asked) == 2
+    assert "Confirm running delete_record." in asked[0] and '"r1"' in asked[0]
+
+    async with connect(where, mode) as client:  # no elicitation: told confirmation is needed
+        result = await client.call_tool("delete_record", {"record_id": "r3"})
+        assert result.is_error
+        body = result.structured_content
+        assert body["error"]["code"] == "tool.confirmation_required"  # type: ignore[index]
+        assert body["confirmation"]["args"] == {"record_id": "r3"}  # type: ignore[index]
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_confirmation_asks_the_client_over_http(http_url: str, mode: str) -> None:
+    await check_confirmations(http_url, mode)
+
+
+async def test_confirmation_asks_the_client_over_stdio() -> None:
+    await check_confirmations("stdio", "legacy")
+
+
+# -- cancellation and concurrent clients -------------------------------------------------------
+
+
+async def check_cancel(where: str, mode: str, tmp_path: Path) -> None:
+    marker = str(tmp_path / f"cancel-{mode}")
+    async with connect(where, mode) as client:
+        call = asyncio.create_task(client.call_tool("wait_for", {"marker": marker}))
+        assert await eventually(lambda: Path(marker + ".started").exists())
+        call.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await call
+        assert await eventually(lambda: Path(marker + ".cancelled").exists())
+        # The session goes on: another call is answered.
+        result = await client.call_tool("add", {"a": 1, "b": 1})
+        assert result.structured_content == {"result": 2}
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_a_cancelled_call_is_cancelled_on_the_server_over_http(
+    http_url: str, mode: str, tmp_path: Path
+) -> None:
+    await check_cancel(http_url, mode, tmp_path)
+
+
+async def test_a_cancelled_call_is_cancelled_on_the_server_over_stdio(tmp_path: Path) -> None:
+    await check_cancel("stdio", "auto", tmp_path)
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_two_clients_at_once_over_http(http_url: str, mode: str, tmp_path: Path) -> None:
+    marker = tmp_path / "release"
+    async with connect(http_url, mode) as slow, connect(http_url, mode) as fast:
+        waiting = asyncio.create_task(slow.call_tool("wait_for", {"marker": str(marker)}))
+        assert await eventually(lambda: Path(f"{marker}.started").exists())
+        # The other session is answered while the first one's call still runs.
+        result = await fast.call_tool("add", {"a": 20, "b": 22})
+        assert result.structured_content == {"result": 42}
+        assert not waiting.done()
+        marker.write_text("go")
+        result = await asyncio.wait_for(waiting, 30)
+        assert result.structured_content == {"result": "released"}
+
+
+# -- the command -------------------------------------------------------------------------------
+
+
+def test_serve_refuses_a_target_without_tools(tmp_path: Path) -> None:
+    import subprocess
+
+    empty = tmp_path / "empty.py"
+    empty.write_text("x = 1\n")
+    done = subprocess.run(
+        [sys.executable, *serve_args(str(empty))], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 1
+    assert done.stdout == ""
+    assert "no tools found" in done.stderr
+
+
+def test_serve_rejects_a_bad_address() -> None:
+    import subprocess
+
+    done = subprocess.run(
+        [sys.executable, *serve_args(TOOLS, "--http", "localhost:http")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2 and done.stdout == ""
+    assert "[HOST:]PORT" in done.stderr
+
+
+def test_importing_tooling_does_not_import_mcp() -> None:
+    import subprocess
+
+    code = (
+        "import sys, tooling, tooling.cli\n"
+        "assert not [m for m in sys.modules if m.startswith('mcp')]"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=60)

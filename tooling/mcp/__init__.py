@@ -1,0 +1,9 @@
+"""MCP both ways: serve tools as an MCP server, use an MCP server's tools as a toolset.
+
+Needs the ``mcp`` extra (``pip install 'agent-tooling[mcp]'``, the official SDK);
+``import tooling`` never imports it.
+"""
+
+from ._server import McpServer
+
+__all__ = ["McpServer"]

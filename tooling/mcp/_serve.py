@@ -1,0 +1,88 @@
+"""``tooling serve TARGET [--http [HOST:]PORT]``: a target's tools as an MCP server.
+
+TARGET is found as ``tooling inspect`` finds it. Tools are served as found; toolsets are
+served as toolsets (asked at each listing). Nothing but the protocol goes to stdout:
+logs and messages go to stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import sys
+from typing import Any
+
+from .._base import BaseTool, BaseToolset
+from ..cli import CliError, discover_tools, load_target
+from ._server import McpServer, Transport
+
+__all__ = ["parse_address", "serve"]
+
+DEFAULT_HOST = "127.0.0.1"
+
+
+def parse_address(text: str) -> tuple[str, int]:
+    """``[HOST:]PORT`` as ``(host, port)``; the host defaults to ``127.0.0.1``."""
+    host, sep, port_text = text.rpartition(":")
+    if not sep:
+        host = DEFAULT_HOST
+    host = host.strip("[]") or DEFAULT_HOST
+    try:
+        port = int(port_text)
+    except ValueError:
+        raise CliError(f"--http wants [HOST:]PORT, not {text!r}") from None
+    if not 0 <= port <= 65535:
+        raise CliError(f"port {port} is out of range (0-65535)")
+    return host, port
+
+
+async def _collect(target: str) -> list[BaseTool | BaseToolset]:
+    label, obj = load_target(target)
+    found, toolsets = await discover_tools(obj, label)
+    broken = [f for f in found if f.error is not None]
+    if broken:
+        for entry in broken:
+            sys.stderr.write(
+                f"tooling: tool {entry.name!r} ({entry.origin}) cannot be built: {entry.error}\n"
+            )
+        raise CliError(f"not serving {target}: {len(broken)} tool(s) cannot be built")
+    served: list[BaseTool | BaseToolset] = [
+        f.tool for f in found if f.tool is not None and f.toolset is None
+    ]
+    served.extend(toolsets)
+    if not served:
+        raise CliError(f"no tools found in {target}", status=1)
+    return served
+
+
+def serve(args: argparse.Namespace) -> int:
+    """Run the ``serve`` command (see the module docs)."""
+    logging.basicConfig(
+        stream=sys.stderr, level=logging.INFO, format="%(name)s: %(levelname)s: %(message)s"
+    )
+    served = asyncio.run(_collect(args.target))
+    try:
+        server = McpServer(served, name=args.name or args.target)
+    except (TypeError, ValueError) as exc:
+        raise CliError(f"cannot serve {args.target}: {exc}") from exc
+    count = sum(1 for s in served if isinstance(s, BaseTool))
+    what = f"{count} tool(s)" + (
+        f" and {len(served) - count} toolset(s)" if len(served) > count else ""
+    )
+    options: dict[str, Any] = {}
+    transport: Transport
+    if args.http is None:
+        sys.stderr.write(f"tooling: serving {what} from {args.target} over stdio\n")
+        transport = "stdio"
+    else:
+        host, port = parse_address(args.http)
+        shown = f"[{host}]" if ":" in host else host
+        sys.stderr.write(
+            f"tooling: serving {what} from {args.target} at http://{shown}:{port}/mcp\n"
+        )
+        transport = "streamable-http"
+        options = {"host": host, "port": port}
+    sys.stderr.flush()
+    server.run(transport, **options)
+    return 0

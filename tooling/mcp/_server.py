@@ -1,0 +1,284 @@
+"""``McpServer``: tools served over MCP, every call run by a ``Scheduler``.
+
+Built on the official SDK's low-level ``Server`` (its runner speaks both the handshake
+era and the 2026-07-28 per-request era); this module only maps tools to MCP and back:
+
+* ``tools/list``: one MCP tool per tool, from ``to_mcp()`` plus a ``title`` (the first
+  line of the description). Toolsets are asked at each list.
+* ``tools/call``: one ``Scheduler`` dispatch per request (validation, scopes, timeouts and
+  confirmation behave as there). Progress chunks and a generator's intermediate yields
+  become ``notifications/progress`` when the client sent a progress token. Cancelling the
+  request (a cancel notification, a dropped connection) cancels the dispatch.
+* Confirmation: asked by elicitation (see ``_confirm``); a client that cannot answer gets
+  the ``tool.confirmation_required`` error response.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Literal
+
+import mcp_types as types
+from mcp.server.context import ServerRequestContext
+from mcp.server.lowlevel.server import NotificationOptions, Server
+from mcp.server.session import ServerSession
+from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
+
+from .._base import BaseTool, BaseToolset
+from .._errors import ToolError
+from .._scheduler import ExecutionStrategy, Scheduler
+from .._types import Confirmation, ToolCall, ToolProgress, ToolResponse
+from . import _confirm
+from ._content import to_call_result
+from ._meta import serving_call
+
+if TYPE_CHECKING:
+    from starlette.applications import Starlette
+
+__all__ = ["McpServer"]
+
+logger = logging.getLogger("tooling")
+
+Transport = Literal["stdio", "streamable-http"]
+
+#: How many times one call may be confirmed and run again (a tool that keeps asking).
+_MAX_CONFIRMATION_ROUNDS = 3
+
+
+def _title(tool: BaseTool) -> str | None:
+    first = tool.description.strip().split("\n", 1)[0].strip() if tool.description else ""
+    return first or None
+
+
+def mcp_tool(tool: BaseTool) -> types.Tool:
+    """The SDK's ``Tool`` for ``tool`` (its ``to_mcp()`` export plus a title)."""
+    exported = dict(tool.to_mcp())
+    title = _title(tool)
+    if title is not None:
+        exported["title"] = title
+    return types.Tool.model_validate(exported, by_alias=True)
+
+
+def _pending(response: ToolResponse) -> dict[str, Any] | None:
+    """The confirmation request a response carries, when the call waits for one."""
+    if response.error is None or response.error.code != "tool.confirmation_required":
+        return None
+    if response.response.get("status") != "confirmation_required":
+        return None  # a credential request: MCP has no way to ask for one
+    confirmation = response.response.get("confirmation")
+    return confirmation if isinstance(confirmation, dict) else None
+
+
+def _unanswered(response: ToolResponse) -> dict[str, Any] | None:
+    """What a client that cannot be asked is told about a call waiting for the user."""
+    if response.error is None or response.error.code != "tool.confirmation_required":
+        return None
+    body = response.error.to_response()
+    for key in ("confirmation", "credential"):
+        if key in response.response:
+            body[key] = response.response[key]
+    return body
+
+
+class McpServer:
+    """Serves tools over MCP (stdio or streamable HTTP), each call run by a ``Scheduler``.
+
+    ``tools`` is what a ``Scheduler`` takes (tools and plain functions) plus toolsets,
+    which are asked for their tools at each ``tools/list``. ``strategy``, ``timeout`` and
+    ``expose_errors`` configure the scheduler; ``granted_scopes`` are granted to every
+    call. Each ``tools/call`` request is one dispatch: requests the client sends
+    concurrently run concurrently.
+    """
+
+    def __init__(
+        self,
+        tools: Iterable[BaseTool | BaseToolset | Callable[..., Any]],
+        *,
+        name: str,
+        version: str | None = None,
+        instructions: str | None = None,
+        strategy: ExecutionStrategy = ExecutionStrategy.AUTO,
+        timeout: float | None = None,
+        expose_errors: bool = False,
+        granted_scopes: frozenset[str] | set[str] = frozenset(),
+    ) -> None:
+        items = list(tools)
+        self._toolsets = [t for t in items if isinstance(t, BaseToolset)]
+        self._fixed = [t for t in items if not isinstance(t, BaseToolset)]
+        self._options: dict[str, Any] = {
+            "strategy": strategy,
+            "timeout": timeout,
+            "expose_errors": expose_errors,
+        }
+        self.granted_scopes = frozenset(granted_scopes)
+        # Built now, so a broken tool or a duplicate name fails here.
+        self._scheduler = Scheduler(self._fixed, **self._options)
+        self._listed: tuple[tuple[str, int], ...] = ()
+        self._bus = InMemorySubscriptionBus()
+        self._handshake_sessions: dict[int, ServerSession] = {}
+        self.server: Server[Any] = Server(
+            name,
+            version=version or "",
+            instructions=instructions,
+            on_list_tools=self._list_tools,
+            on_call_tool=self._call_tool,
+            on_subscriptions_listen=ListenHandler(self._bus),
+        )
+        """The SDK's low-level ``Server`` underneath (to add resources or prompts)."""
+
+    # -- tools ---------------------------------------------------------------------------
+
+    async def _current_scheduler(self) -> Scheduler:
+        """The scheduler over the fixed tools and what the toolsets give now."""
+        if not self._toolsets:
+            return self._scheduler
+        tools: list[BaseTool | Callable[..., Any]] = list(self._fixed)
+        for toolset in self._toolsets:
+            tools.extend(await toolset.get_tools_with_prefix(None))
+        key = tuple((getattr(t, "name", ""), id(t)) for t in tools)
+        if key != self._listed:
+            old, self._scheduler = self._scheduler, Scheduler(tools, **self._options)
+            self._listed = key
+            old.close()
+        return self._scheduler
+
+    async def _scheduler_for(self, name: str) -> Scheduler:
+        if name in self._scheduler.tools or not self._toolsets:
+            return self._scheduler
+        return await self._current_scheduler()  # a tool a toolset gave since the last list
+
+    async def _list_tools(
+        self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        self._remember(ctx)
+        scheduler = await self._current_scheduler()
+        return types.ListToolsResult(tools=[mcp_tool(t) for t in scheduler.tools.values()])
+
+    # -- calls ---------------------------------------------------------------------------
+
+    async def _call_tool(
+        self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult | types.InputRequiredResult:
+        with serving_call(ctx.meta):
+            self._remember(ctx)
+            scheduler = await self._scheduler_for(params.name)
+            arguments = params.arguments or {}
+            call = ToolCall(id=f"mcp-{ctx.request_id}", name=params.name, args=arguments)
+            confirmations: dict[str, Confirmation] = {}
+            answer = _confirm.retry_answer(params)
+            if answer is not None:
+                confirmations[call.id] = answer
+            response = await self._dispatch(ctx, scheduler, call, confirmations)
+            for _ in range(_MAX_CONFIRMATION_ROUNDS):
+                pending = _pending(response)
+                if pending is None or not _confirm.can_ask(ctx):
+                    break
+                if _confirm.uses_retry(ctx):
+                    return _confirm.ask_by_retry(pending)
+                confirmations = {call.id: await _confirm.ask_now(ctx, pending)}
+                response = await self._dispatch(ctx, scheduler, call, confirmations)
+            return to_call_result(response, _unanswered(response))
+
+    async def _dispatch(
+        self,
+        ctx: ServerRequestContext[Any, Any],
+        scheduler: Scheduler,
+        call: ToolCall,
+        confirmations: Mapping[str, Confirmation],
+    ) -> ToolResponse:
+        meta = ctx.meta
+        if not meta or meta.get("progress_token") is None:
+            (response,) = await scheduler.dispatch(
+                [call], confirmations=confirmations, granted_scopes=self.granted_scopes
+            )
+            return response
+        final: ToolResponse | None = None
+        step = 0
+        async with scheduler.stream(
+            [call], confirmations=confirmations, granted_scopes=self.granted_scopes
+        ) as items:
+            async for item in items:
+                if isinstance(item, ToolProgress):
+                    message = item.chunk
+                elif not item.final:
+                    message = json.dumps(item.response, ensure_ascii=False, default=str)
+                else:
+                    final = item
+                    continue
+                step += 1
+                await ctx.session.report_progress(step, None, message)
+        if final is None:  # pragma: no cover - a dispatch always answers every call
+            raise ToolError(f"tool {call.name!r} gave no final response")
+        return final
+
+    # -- list changes ----------------------------------------------------------------------
+
+    def _remember(self, ctx: ServerRequestContext[Any, Any]) -> None:
+        """Keep a handshake-era connection's session, to tell it when the tools change."""
+        if _confirm.uses_retry(ctx):
+            return  # 2026-07-28 clients hear of changes through subscriptions/listen
+        client = ctx.session.client_params
+        if client is not None:
+            self._handshake_sessions.setdefault(id(client), ctx.session)
+
+    async def notify_tools_changed(self) -> None:
+        """Tell connected clients that the list of tools changed (``list_changed``).
+
+        Call it on the serving event loop after a toolset's tools changed.
+        """
+        await self._bus.publish(ToolsListChanged())
+        for key, session in list(self._handshake_sessions.items()):
+            try:
+                await session.send_tool_list_changed()
+            except Exception:  # the client went away
+                self._handshake_sessions.pop(key, None)
+
+    # -- running ---------------------------------------------------------------------------
+
+    def initialization_options(self) -> Any:
+        """The SDK's initialization options (tools, with ``listChanged``)."""
+        return self.server.create_initialization_options(NotificationOptions(tools_changed=True))
+
+    def streamable_http_app(self, *, host: str = "127.0.0.1", path: str = "/mcp") -> Starlette:
+        """The streamable-HTTP ASGI app (serving at ``path``) to mount in another server.
+
+        Bound to loopback (``host`` ``127.0.0.1``, ``localhost`` or ``::1``), it refuses
+        requests whose ``Host`` or ``Origin`` is not local. The app can be run once.
+        """
+        return self.server.streamable_http_app(streamable_http_path=path, host=host)
+
+    async def run_async(
+        self, transport: Transport = "stdio", *, host: str = "127.0.0.1", port: int = 8000
+    ) -> None:
+        """Serve until the client leaves (stdio) or the task is cancelled (HTTP)."""
+        if transport == "stdio":
+            from mcp.server.stdio import stdio_server
+
+            async with stdio_server() as (read_stream, write_stream):
+                await self.server.run(read_stream, write_stream, self.initialization_options())
+        elif transport == "streamable-http":
+            import uvicorn
+
+            config = uvicorn.Config(
+                self.streamable_http_app(host=host),
+                host=host,
+                port=port,
+                log_config=None,
+                access_log=False,
+                lifespan="on",
+            )
+            await uvicorn.Server(config).serve()
+        else:
+            raise ValueError(f"unknown transport {transport!r}: use 'stdio' or 'streamable-http'")
+
+    def run(
+        self, transport: Transport = "stdio", *, host: str = "127.0.0.1", port: int = 8000
+    ) -> None:
+        """Serve over ``transport`` (``"stdio"`` or ``"streamable-http"``), blocking."""
+        asyncio.run(self.run_async(transport, host=host, port=port))
+
+    def __repr__(self) -> str:
+        return f"<McpServer {self.server.name!r}>"
