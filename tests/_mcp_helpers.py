@@ -43,7 +43,9 @@ def wait_for_port(port: int, process: subprocess.Popen[bytes], timeout: float = 
     raise TimeoutError(f"nothing listens on port {port} after {timeout} s")
 
 
-def stop(process: subprocess.Popen[bytes]) -> None:
+def stop(process: subprocess.Popen[bytes], *, hard: bool = False) -> None:
+    if hard:
+        process.kill()
     if process.poll() is None:
         process.terminate()
         try:
@@ -55,10 +57,11 @@ def stop(process: subprocess.Popen[bytes]) -> None:
 
 @contextmanager
 def http_server(
-    target: str = TOOLS, port: int | None = None, *, script: bool = False
+    target: str = TOOLS, port: int | None = None, *, script: bool = False, kill: bool = False
 ) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
     """A server on 127.0.0.1: ``tooling serve target --http`` (or ``target`` run as a
-    script taking ``--port``); yields its URL and process."""
+    script taking ``--port``); yields its URL and process, then stops it (``kill``: at
+    once, with SIGKILL)."""
     port = port or free_port()
     if script:
         args = [sys.executable, target, "--port", str(port)]
@@ -71,7 +74,7 @@ def http_server(
         wait_for_port(port, process)
         yield f"http://127.0.0.1:{port}/mcp", process
     finally:
-        stop(process)
+        stop(process, hard=kill)
 
 
 def wait_until(predicate: object, timeout: float = 20.0) -> bool:

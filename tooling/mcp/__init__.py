@@ -5,5 +5,8 @@ Needs the ``mcp`` extra (``pip install 'agent-tooling[mcp]'``, the official SDK)
 """
 
 from ._server import McpServer
+from ._tool import McpTool
+from ._toolset import McpToolset
+from ._transports import HttpServer, StdioServer
 
-__all__ = ["McpServer"]
+__all__ = ["HttpServer", "McpServer", "McpTool", "McpToolset", "StdioServer"]

@@ -269,6 +269,8 @@ class McpServer:
                 log_config=None,
                 access_log=False,
                 lifespan="on",
+                # Clients may hold response streams open; don't wait on them forever.
+                timeout_graceful_shutdown=5,
             )
             await uvicorn.Server(config).serve()
         else:

@@ -1,0 +1,209 @@
+"""``McpTool``: one tool of an MCP server, run like any other tool.
+
+``run()`` validates the arguments against the server's ``inputSchema`` (nothing is sent
+when they do not match), calls the server with the toolset's timeout, forwards progress
+to ``ctx.emit_progress("progress", ...)`` and maps the result (see ``_content``).
+
+A call whose answer was lost with the connection is sent again only when the tool is
+idempotent by a trusted annotation; otherwise the model is told it may or may not have
+run. Past the timeout the call is ``tool.timeout`` and the server is told to cancel it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+import mcp_types as types
+from mcp import Client
+from mcp.shared.exceptions import MCPError
+from pydantic import ValidationError
+
+from .._base import BaseTool
+from .._errors import ToolError, error_details_from_validation
+from ._connection import Connection, ConnectionLost
+from ._content import error_from_result, response_from_result
+from ._meta import call_meta
+
+if TYPE_CHECKING:
+    from jsonschema.exceptions import ValidationError as ValidationError_
+    from jsonschema.protocols import Validator
+
+    from .._context import ToolContext
+
+__all__ = ["McpTool"]
+
+
+def _flags_from(annotations: types.ToolAnnotations | None) -> dict[str, Any]:
+    """The tool flags a trusted server's annotations give."""
+    if annotations is None:
+        return {}
+    read_only = bool(annotations.read_only_hint)
+    return {
+        "read_only": read_only,
+        # A read-only remote tool may run beside other safe calls; that is the point of
+        # trusting the hint (and why an untrusted one must not set it).
+        "concurrency_safe": read_only,
+        "idempotent": bool(annotations.idempotent_hint),
+        "destructive": annotations.destructive_hint,
+    }
+
+
+def _problems(error: ValidationError_) -> list[dict[str, Any]]:
+    """A jsonschema error as pydantic-style problems (one per missing or unknown name)."""
+    where = list(error.absolute_path)
+    instance = error.instance
+    required = error.validator_value
+    if error.validator == "required" and isinstance(instance, dict) and isinstance(required, list):
+        missing = [n for n in required if n not in instance]
+        return [{"loc": [*where, n], "type": "missing", "msg": "Field required"} for n in missing]
+    if error.validator == "additionalProperties" and isinstance(instance, dict):
+        known = error.schema.get("properties", {}) if isinstance(error.schema, dict) else {}
+        extra = [n for n in instance if n not in known]
+        if extra:
+            return [
+                {
+                    "loc": [*where, n],
+                    "type": "extra_forbidden",
+                    "msg": "Extra inputs are not permitted",
+                    "input": instance[n],
+                }
+                for n in extra
+            ]
+    return [{"loc": where, "type": str(error.validator), "msg": error.message, "input": instance}]
+
+
+class McpTool(BaseTool):
+    """A tool of an MCP server (made by ``McpToolset.get_tools``).
+
+    ``parameters_json_schema`` is the server's ``inputSchema`` and
+    ``response_json_schema`` its ``outputSchema``; ``remote_name`` is the name on the
+    server (``name`` may carry the toolset's prefix). The flags follow the server's
+    annotations only when the toolset trusts them; otherwise the tool is not read-only.
+    """
+
+    def __init__(
+        self,
+        definition: types.Tool,
+        connection: Connection,
+        *,
+        timeout: float | None,
+        trust_annotations: bool,
+    ) -> None:
+        self.name = definition.name
+        self.remote_name = definition.name
+        self.description = definition.description or ""
+        self.parameters_json_schema = dict(definition.input_schema)
+        self.response_json_schema = (
+            dict(definition.output_schema) if definition.output_schema is not None else None
+        )
+        self.definition = definition
+        """The server's definition of the tool, annotations included (as hints)."""
+        self.call_timeout = timeout
+        """Seconds the server has to answer a call (None: no limit)."""
+        if trust_annotations:
+            for key, value in _flags_from(definition.annotations).items():
+                setattr(self, key, value)
+        self._connection = connection
+        self._validator: Validator | None = None
+
+    # -- arguments -----------------------------------------------------------------------
+
+    def _schema_validator(self) -> Validator:
+        if self._validator is None:
+            from jsonschema.validators import validator_for
+
+            schema = self.parameters_json_schema
+            self._validator = validator_for(schema)(schema)
+        return self._validator
+
+    def check_arguments(self, args: Mapping[str, Any] | str) -> dict[str, Any]:
+        """The arguments as a dict valid against ``inputSchema`` (or ``tool.invalid_arguments``)."""
+        arguments = self.validated_arguments(args)
+        errors = sorted(
+            self._schema_validator().iter_errors(arguments), key=lambda e: list(e.absolute_path)
+        )
+        if errors:
+            names = list(self.parameters_json_schema.get("properties", {}))
+            details = error_details_from_validation(
+                [problem for e in errors for problem in _problems(e)], names
+            )
+            summary = "; ".join(
+                f"{'.'.join(map(str, d['loc'])) or '(arguments)'}: {d['msg']}" for d in details
+            )
+            raise ToolError(
+                f"invalid arguments for tool {self.name!r}: {summary}",
+                code="tool.invalid_arguments",
+                details=details,
+            )
+        return arguments
+
+    # -- running ---------------------------------------------------------------------------
+
+    async def run(
+        self, args: Mapping[str, Any] | str, ctx: ToolContext | None = None
+    ) -> dict[str, Any]:
+        """Validate ``args`` against the input schema, call the server, map its answer."""
+        arguments = self.check_arguments(args)
+        connection = self._connection
+
+        async def progress(progress: float, total: float | None, message: str | None) -> None:
+            if ctx is not None:
+                if message is None:
+                    message = f"{progress:g}/{total:g}" if total else f"{progress:g}"
+                ctx.emit_progress("progress", message)
+
+        async def send(client: Client) -> types.CallToolResult:
+            return await client.call_tool(
+                self.remote_name, arguments, progress_callback=progress, meta=call_meta()
+            )
+
+        async def call() -> types.CallToolResult:
+            return await connection.request(send)
+
+        try:
+            async with asyncio.timeout(self.call_timeout) as deadline:
+                try:
+                    result = await connection.on_loop(call)
+                except ConnectionLost as lost:
+                    if not self.idempotent:
+                        raise ToolError(
+                            f"the connection to the MCP server was lost before tool "
+                            f"{self.name!r} answered: the call may or may not have run. It was "
+                            "not sent again; the next call reconnects.",
+                            code="tool.failed",
+                        ) from lost
+                    result = await connection.on_loop(call)  # idempotent: safe to send again
+        except TimeoutError:
+            if not deadline.expired():
+                raise
+            raise ToolError(
+                f"tool {self.name!r} did not answer within {self.call_timeout:g} s; the MCP "
+                "server was told to cancel it",
+                code="tool.timeout",
+            ) from None
+        except ConnectionLost as lost:
+            raise ToolError(
+                f"the connection to the MCP server was lost again while tool {self.name!r} "
+                "was sent a second time: the call may or may not have run",
+                code="tool.failed",
+            ) from lost
+        except MCPError as exc:
+            raise ToolError(
+                f"the MCP server refused the call to {self.name!r}: {exc.error.message}",
+                code="tool.failed",
+            ) from exc
+        except ValidationError as exc:
+            raise ToolError(
+                f"the MCP server's answer for {self.name!r} does not match its schema: "
+                f"{exc.error_count()} problem(s)",
+                code="tool.failed",
+            ) from exc
+        except OSError as exc:
+            raise ToolError(
+                f"cannot reach the MCP server for tool {self.name!r}: {exc}", code="tool.failed"
+            ) from exc
+        if result.is_error:
+            raise error_from_result(result)
+        return response_from_result(result)

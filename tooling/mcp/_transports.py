@@ -1,0 +1,130 @@
+"""Where an ``McpToolset`` finds its server: ``StdioServer`` and ``HttpServer``.
+
+Each opens the official SDK's transport for it, and watches the stream from the server
+so that the connection knows, before its next use, that the server has gone.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator, Mapping, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from mcp.client._transport import TransportStreams
+    from mcp.shared._stream_protocols import ReadStream
+    from mcp.shared.message import SessionMessage
+
+__all__ = ["HttpServer", "StdioServer", "WatchedStream", "open_transport"]
+
+
+@dataclass(frozen=True)
+class StdioServer:
+    """An MCP server started as a subprocess and spoken to over its stdin and stdout.
+
+    ``env`` is added to a minimal inherited environment (``PATH``, ``HOME``, ...), as the
+    SDK does; the server's stderr is the caller's stderr.
+    """
+
+    command: str
+    args: Sequence[str] = ()
+    env: Mapping[str, str] | None = None
+    cwd: str | os.PathLike[str] | None = None
+
+    def describe(self) -> str:
+        """The command line, for messages."""
+        return " ".join([self.command, *self.args])
+
+
+@dataclass(frozen=True)
+class HttpServer:
+    """An MCP server reached over streamable HTTP at ``url``, with extra ``headers``."""
+
+    url: str
+    headers: Mapping[str, str] | None = field(default=None)
+
+    def describe(self) -> str:
+        """The URL, for messages."""
+        return self.url
+
+
+class WatchedStream:
+    """The stream of messages from the server, noting when it ends (the server has gone)."""
+
+    def __init__(self, inner: ReadStream[SessionMessage | Exception]) -> None:
+        self._inner = inner
+        self.ended = False
+
+    async def receive(self) -> SessionMessage | Exception:
+        try:
+            return await self._inner.receive()
+        except BaseException:
+            self.ended = True
+            raise
+
+    async def aclose(self) -> None:
+        self.ended = True
+        await self._inner.aclose()
+
+    def __aiter__(self) -> WatchedStream:
+        return self
+
+    async def __anext__(self) -> SessionMessage | Exception:
+        try:
+            return await self._inner.__anext__()
+        except BaseException:
+            self.ended = True
+            raise
+
+    @property
+    def last_context(self) -> Any:
+        """The sender's context of the last message, when the inner stream keeps one."""
+        return getattr(self._inner, "last_context", None)
+
+    async def __aenter__(self) -> WatchedStream:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc_val: BaseException | None,
+        exc_tb: TracebackType | None,
+    ) -> bool | None:
+        await self.aclose()
+        return None
+
+
+@asynccontextmanager
+async def open_transport(
+    server: StdioServer | HttpServer, watch: list[WatchedStream]
+) -> AsyncIterator[TransportStreams]:
+    """The SDK transport for ``server``; the watched read stream is appended to ``watch``."""
+    if isinstance(server, StdioServer):
+        from mcp.client.stdio import StdioServerParameters, stdio_client
+
+        params = StdioServerParameters(
+            command=server.command,
+            args=list(server.args),
+            env=dict(server.env) if server.env is not None else None,
+            cwd=Path(server.cwd) if server.cwd is not None else None,
+        )
+        async with stdio_client(params) as (read_stream, write_stream):
+            watched = WatchedStream(read_stream)
+            watch.append(watched)
+            yield watched, write_stream
+    else:
+        import httpx2
+        from mcp.client.streamable_http import streamable_http_client
+
+        # The SDK's own defaults: a response stream may stay open for a long time.
+        http = httpx2.AsyncClient(
+            headers=dict(server.headers or {}), timeout=httpx2.Timeout(30.0, read=300.0)
+        )
+        async with http, streamable_http_client(server.url, http_client=http) as streams:
+            watched = WatchedStream(streams[0])
+            watch.append(watched)
+            yield watched, streams[1]
