@@ -32,6 +32,7 @@ NAMES = [
     "streaming_build",
     "approvals",
     "chart",
+    "mcp_client",
 ]
 
 
