@@ -24,9 +24,18 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from _timing import Case, fmt_ns, fmt_ratio, load_avg, loop, measure, ratio, table, verdict
-
-import mcp
+from _timing import (
+    Case,
+    dist_version,
+    fmt_ns,
+    fmt_ratio,
+    load_avg,
+    loop,
+    measure,
+    ratio,
+    table,
+    verdict,
+)
 from mcp import Client, StdioServerParameters
 
 from tooling.mcp import McpToolset, StdioServer
@@ -81,8 +90,7 @@ def main() -> None:
     rounds, budget = (5, 150) if args.quick else (9, 400)
 
     print(
-        f"bench_mcp: Python {platform.python_version()}, mcp "
-        f"{_version('mcp')}, {load_avg()}\n"
+        f"bench_mcp: Python {platform.python_version()}, mcp {dist_version('mcp')}, {load_avg()}\n"
     )
     held = {kind: Held(Client(params(kind), cache=None)) for kind in ("ours", "sdk", "lowlevel")}
     clients = {kind: h.value() for kind, h in held.items()}
@@ -198,12 +206,6 @@ def main() -> None:
     loop().run_until_complete(toolset.close())
     for h in held.values():
         h.close()
-
-
-def _version(dist: str) -> str:
-    from importlib.metadata import version
-
-    return version(dist)
 
 
 if __name__ == "__main__":
