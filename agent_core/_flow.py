@@ -394,6 +394,8 @@ class Invocation:
             expose_errors=config.expose_errors,
         )
         scheduler._pool = self.runner.pool
+        if any(getattr(t, "isolation", "thread") == "process" for t in tools.values()):
+            scheduler._processes = self.runner.processes
         if agent.before_tool_callback is not None or agent.after_tool_callback is not None:
             scheduler.hooks = _ToolCallbacks(agent)
         contexts: dict[str, InvocationToolContext] = {}

@@ -9,7 +9,7 @@ import queue
 import threading
 from collections.abc import AsyncGenerator, Generator
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tooling import BaseToolset
 from tooling._threads import WorkerPool
@@ -21,6 +21,9 @@ from ._events import Event
 from ._flow import Invocation
 from .services.base import BaseArtifactService, BaseMemoryService
 from .sessions.base import BaseSessionService
+
+if TYPE_CHECKING:
+    from tooling._processes import ProcessPool
 
 __all__ = ["RunConfig", "Runner"]
 
@@ -92,7 +95,18 @@ class Runner(Closing):
         self.artifact_service = artifact_service or InMemoryArtifactService()
         self.memory_service = memory_service or InMemoryMemoryService()
         self.pool = WorkerPool(64, name=f"agent-{agent.name}")
+        self._processes: ProcessPool | None = None
         self._closed = False
+
+    @property
+    def processes(self) -> ProcessPool:
+        """The worker processes of ``isolation="process"`` tools, shared by every run
+        (made on first use; no process starts before the first such call)."""
+        if self._processes is None:
+            from tooling._processes import ProcessPool
+
+            self._processes = ProcessPool(name=f"agent-{self.agent.name}")
+        return self._processes
 
     async def run_async(
         self,
@@ -217,6 +231,8 @@ class Runner(Closing):
             except Exception:
                 logger.exception("closing toolset %s failed", type(toolset).__name__)
         self.pool.shutdown()
+        if self._processes is not None:
+            self._processes.shutdown()
 
     def close(self) -> None:
         """:meth:`aclose` from sync code (on a worker thread with its own loop)."""

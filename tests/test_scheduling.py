@@ -370,6 +370,7 @@ def test_scheduling_is_described_for_inspect():
     assert scheduling_of(keyed) == {
         "mode": "keyed",
         "conflict_key": "path",
+        "isolation": "thread",
         "summary": scheduling_of(keyed)["summary"],
     }
     assert "parameter 'path'" in scheduling_of(keyed)["summary"]

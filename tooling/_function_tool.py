@@ -25,13 +25,14 @@ from ._errors import (
     log_failure,
 )
 from ._results import to_response
-from ._target import Target, analyze_target
+from ._target import Isolation, Target, analyze_target, process_reference
 from ._types import Blob, Diagnostic, FileRef, ToolResponse
 
 if TYPE_CHECKING:
     from concurrent.futures import Executor
 
     from ._context import ToolContext
+    from ._processes import ProcessPool
     from ._spec import ToolSpec
 
 __all__ = ["FunctionTool", "tool"]
@@ -96,6 +97,7 @@ class FunctionTool(BaseTool, Generic[P, R]):
         scopes: tuple[str, ...] | list[str] = (),
         run_in_thread: bool = True,
         conflict_key: ConflictKeyRule | None = None,
+        isolation: Isolation = "thread",
     ) -> None:
         target = analyze_target(func)
         if name is None and target.name == "<lambda>":
@@ -113,6 +115,16 @@ class FunctionTool(BaseTool, Generic[P, R]):
         self.scopes = tuple(scopes)
         self.run_in_thread = run_in_thread
         self.conflict_key = _checked_conflict_key(conflict_key, target)
+        if isolation not in ("thread", "process"):
+            raise ValueError(f"isolation must be 'thread' or 'process', not {isolation!r}")
+        if isolation == "process" and not run_in_thread:
+            raise ValueError(
+                f"tool {target.qualname}: run_in_thread=False runs on the event loop, "
+                "isolation='process' in a worker process: choose one"
+            )
+        self.isolation: Isolation = isolation
+        # Where a worker process finds the function: (module, qualname), checked here.
+        self._process_ref = process_reference(target) if isolation == "process" else None
         self._target = target
         self._cell = _SpecCell(target, description, long_running)
         self._func: Callable[..., Any] = target.call
@@ -199,7 +211,11 @@ class FunctionTool(BaseTool, Generic[P, R]):
     @property
     def runs_in_thread(self) -> bool:
         """True when calls run on a worker thread (a sync function or generator)."""
-        return self.run_in_thread and self._target.kind in ("sync", "gen")
+        return (
+            self.run_in_thread
+            and self._process_ref is None
+            and self._target.kind in ("sync", "gen")
+        )
 
     def validated_arguments(self, args: Args) -> dict[str, Any]:
         """The validated arguments, defaults filled in, as JSON values (by parameter name)."""
@@ -214,17 +230,30 @@ class FunctionTool(BaseTool, Generic[P, R]):
         Raises ``ToolError``: ``tool.invalid_arguments`` for bad arguments, the tool's own
         ``ToolError`` as is, ``tool.failed`` (chained to the cause) for anything else.
         """
-        if self._target.kind in ("gen", "asyncgen"):
+        if self._target.kind in ("gen", "asyncgen") or self._process_ref is not None:
             return (await self.execute(args, ctx))[0]
         return to_response(await self._call(args, ctx, None))[0]
 
     async def execute(
-        self, args: Args, ctx: ToolContext | None = None, *, executor: Executor | None = None
+        self,
+        args: Args,
+        ctx: ToolContext | None = None,
+        *,
+        executor: Executor | None = None,
+        processes: ProcessPool | None = None,
     ) -> tuple[dict[str, Any], tuple[Blob | FileRef, ...]]:
         """Like :meth:`run`, also giving the ``Blob``/``FileRef`` parts lifted out of the result.
 
-        ``executor`` runs a sync function (default: a process-wide pool).
+        ``executor`` runs a sync function (default: a process-wide pool); ``processes``
+        runs an ``isolation="process"`` tool (default: a process-wide pool).
         """
+        if self._process_ref is not None:
+            final = None
+            async with self._in_process(args, ctx, processes) as updates:
+                async for update in updates:
+                    final = update
+            assert final is not None
+            return final.response, final.parts
         if self._target.kind in ("gen", "asyncgen"):
             spec = self._cell.spec or self._cell.build()
             call_args, call_kwargs, ctx = self._prepare(spec, args, ctx)
@@ -258,6 +287,7 @@ class FunctionTool(BaseTool, Generic[P, R]):
         ctx: ToolContext | None = None,
         *,
         executor: Executor | None = None,
+        processes: ProcessPool | None = None,
     ) -> AsyncIterator[AsyncIterator[ToolResponse]]:
         """Responses as they happen, as an async context manager.
 
@@ -265,6 +295,10 @@ class FunctionTool(BaseTool, Generic[P, R]):
         (a sync generator's ``return`` value, else the last yield again). Other tools give
         one final response. Leaving the block stops the tool.
         """
+        if self._process_ref is not None:
+            async with self._in_process(args, ctx, processes) as updates:
+                yield updates
+            return
         spec = self._cell.spec or self._cell.build()
         call_args, call_kwargs, ctx = self._prepare(spec, args, ctx)
         async with self._stream_prepared(call_args, call_kwargs, ctx, executor) as updates:
@@ -368,6 +402,30 @@ class FunctionTool(BaseTool, Generic[P, R]):
                 yield response(item, False)
         finally:
             await driver.aclose()
+
+    @asynccontextmanager
+    async def _in_process(
+        self, args: Args, ctx: ToolContext | None, processes: ProcessPool | None
+    ) -> AsyncIterator[AsyncIterator[ToolResponse]]:
+        """Run the call in a worker process: arguments and results cross as JSON."""
+        from ._process_calls import process_updates
+
+        assert self._process_ref is not None
+        spec = self._cell.spec or self._cell.build()
+        values = self._validate(spec, args).model_dump(mode="json", by_alias=True)
+        if spec.context_parameter is not None:
+            if ctx is None:
+                from ._context import SimpleToolContext
+
+                ctx = SimpleToolContext(caller="user")
+            ctx.tool_name = self.name
+        else:
+            ctx = None
+        updates = process_updates(self, self._process_ref, values, ctx, processes)
+        try:
+            yield updates
+        finally:
+            await updates.aclose()
 
     # -- helpers -----------------------------------------------------------------------------
 
@@ -549,6 +607,7 @@ def tool(
     scopes: tuple[str, ...] | list[str] = (),
     run_in_thread: bool = True,
     conflict_key: ConflictKeyRule | None = None,
+    isolation: Isolation = "thread",
 ) -> Callable[[Callable[P, R]], FunctionTool[P, R]]: ...
 def tool(func: Callable[..., Any] | None = None, /, **options: Any) -> Any:
     """Turn a typed function into a :class:`FunctionTool`; use bare or with options.
@@ -561,7 +620,9 @@ def tool(func: Callable[..., Any] | None = None, /, **options: Any) -> Any:
     must be granted for the tool to run), ``run_in_thread`` (``False`` runs a sync
     function on the event loop itself), ``conflict_key`` (a parameter name, or a function
     of the validated arguments giving a key: under AUTO, calls with different keys
-    overlap and calls with the same key keep their order).
+    overlap and calls with the same key keep their order), ``isolation`` (``"process"``
+    runs a sync function or generator in a worker process that a timeout or cancellation
+    really stops; the function must be importable by module and name).
     """
     if func is not None:
         return FunctionTool(func, **options)

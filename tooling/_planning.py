@@ -21,7 +21,7 @@ import json
 import logging
 import weakref
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from ._base import BaseTool
@@ -30,7 +30,16 @@ from ._errors import ToolError
 if TYPE_CHECKING:
     from ._types import ToolCall
 
-__all__ = ["CallRecord", "Plan", "Segment", "WaitReason", "plan_dispatch", "scheduling_of"]
+__all__ = [
+    "CallRecord",
+    "Mode",
+    "Plan",
+    "Segment",
+    "WaitReason",
+    "conflict",
+    "plan_dispatch",
+    "scheduling_of",
+]
 
 logger = logging.getLogger("tooling")
 
@@ -79,7 +88,9 @@ class _Slot:
     fold: str | None
 
 
-@dataclass(slots=True)
+_NO_DEPS: dict[int, list[int]] = {}  # shared, never written
+
+
 class Segment:
     """Calls that run together; ``deps`` maps a member to the members it waits for.
 
@@ -87,19 +98,105 @@ class Segment:
     before it and holds back everything after it.
     """
 
-    members: list[int]
-    barrier: bool = False
-    deps: dict[int, list[int]] = field(default_factory=dict)
+    __slots__ = ("barrier", "deps", "members")
+
+    def __init__(
+        self, members: list[int], barrier: bool = False, deps: dict[int, list[int]] | None = None
+    ) -> None:
+        self.members = members
+        self.barrier = barrier
+        self.deps = deps if deps else _NO_DEPS
 
 
-@dataclass(slots=True)
 class Plan:
-    """One dispatch's calls in the order they run, with folds and records."""
+    """One dispatch's calls in the order they run, with their folds.
 
-    segments: list[Segment]
-    followers: dict[int, list[int]]
-    records: list[CallRecord | None]
-    safe: dict[int, bool]
+    ``segments`` in order; ``followers`` maps a fold's leader (the call that runs) to the
+    calls its run answers. :meth:`records` says who waited for whom.
+    """
+
+    __slots__ = ("followers", "mode", "segments", "slots")
+
+    def __init__(
+        self,
+        segments: list[Segment],
+        followers: dict[int, list[int]],
+        slots: dict[int, _Slot] | None,
+        mode: Mode,
+    ) -> None:
+        self.segments = segments
+        self.followers = followers
+        self.slots = slots  # None: no call has a key or can fold (the plain path)
+        self.mode = mode
+
+    def folded_ids(self, leader: int, calls: Sequence[ToolCall]) -> tuple[str, ...]:
+        """The ids one run of ``leader`` answers (``leader`` first), or ``()``."""
+        folded = self.followers.get(leader)
+        if not folded:
+            return ()
+        return (calls[leader].id, *(calls[i].id for i in folded))
+
+    def records(
+        self,
+        calls: Sequence[ToolCall],
+        queued_at: float,
+        started_at: Mapping[int, float] | None = None,
+        ended_at: Mapping[int, float] | None = None,
+    ) -> list[CallRecord | None]:
+        """One :class:`CallRecord` per call (None for calls that were never planned)."""
+        started_at = started_at or {}
+        ended_at = ended_at or {}
+        records: list[CallRecord | None] = [None] * len(calls)
+
+        def record(index: int) -> CallRecord:
+            call = calls[index]
+            slot = self.slots.get(index) if self.slots is not None else None
+            made = CallRecord(
+                index,
+                call.id,
+                call.name,
+                slot.key if slot is not None else None,
+                queued_at=queued_at,
+                started_at=started_at.get(index),
+                ended_at=ended_at.get(index),
+            )
+            records[index] = made
+            return made
+
+        reason: WaitReason = "sequential" if self.mode == "sequential" else "barrier"
+        previous: Segment | None = None
+        for segment in self.segments:
+            if segment.barrier:
+                made = record(segment.members[0])
+                if previous is not None:
+                    made.waited_for = tuple(calls[i].id for i in previous.members)
+                    made.wait_reasons = (reason,) * len(previous.members)
+            else:
+                barrier = previous.members[0] if previous is not None else None
+                for index in segment.members:
+                    made = record(index)
+                    waited = [calls[barrier].id] if barrier is not None else []
+                    reasons: list[WaitReason] = ["barrier"] if barrier is not None else []
+                    for j in segment.deps.get(index, ()):
+                        assert self.slots is not None
+                        why = conflict(self.slots[j], self.slots[index], self.mode)
+                        assert why is not None
+                        waited.append(calls[j].id)
+                        reasons.append(why)
+                    made.waited_for = tuple(waited)
+                    made.wait_reasons = tuple(reasons)
+            previous = segment
+        for leader, folded in self.followers.items():
+            ids = self.folded_ids(leader, calls)
+            leading = records[leader]
+            assert leading is not None
+            leading.folded_ids = ids
+            for index in folded:
+                made = record(index)
+                made.folded_ids = ids
+                made.folded_into = ids[0]
+                made.ended_at = ended_at.get(index)
+        return records
 
 
 def plan_dispatch(
@@ -107,32 +204,93 @@ def plan_dispatch(
     todo: Sequence[int],
     tools: Mapping[str, BaseTool],
     mode: Mode,
-    queued_at: float,
 ) -> Plan:
     """Plan the calls at ``todo`` (indexes into ``calls``) under ``mode``."""
-    records: list[CallRecord | None] = [None] * len(calls)
-    slots: dict[int, _Slot] = {}
+    names = {calls[i].name for i in todo}
+    if any(_needs_arguments(tools.get(name), mode) for name in names):
+        return _plan_with_arguments(calls, todo, tools, mode)
+    # The plain path: no keys, no folds; a call is a barrier or a safe read.
+    segments: list[Segment] = []
+    current: list[int] = []
+    serial: dict[int, int] = {}
     for index in todo:
-        slot = _slot(index, calls[index], tools.get(calls[index].name), mode)
-        slots[index] = slot
-        records[index] = CallRecord(
-            index, calls[index].id, calls[index].name, slot.key, queued_at=queued_at
-        )
+        if mode == "parallel":
+            current.append(index)
+            continue
+        tool = tools.get(calls[index].name)
+        if mode == "auto" and tool is not None and tool.read_only and tool.concurrency_safe:
+            current.append(index)
+            continue
+        if current:
+            segments.append(Segment(current))
+            current = []
+        segments.append(Segment([index], True))
+        if tool is not None and mode == "auto":
+            serial[id(tool)] = serial.get(id(tool), 0) + 1
+    if current:
+        segments.append(Segment(current))
+    if any(count > 1 for count in serial.values()):
+        _hint_missing_flags([t for t in tools.values() if serial.get(id(t), 0) > 1])
+    return Plan(segments, {}, None, mode)
 
-    runners, followers = _fold(todo, slots, mode)
-    segments = _segments(runners, slots, mode)
-    _record_waits(segments, slots, records, calls, mode)
-    for leader, folded in followers.items():
-        ids = (calls[leader].id, *(calls[i].id for i in folded))
-        for index in (leader, *folded):
-            record = records[index]
-            assert record is not None
-            record.folded_ids = ids
-            if index != leader:
-                record.folded_into = calls[leader].id
-    if mode == "auto":
-        _hint_missing_flags(runners, slots)
-    return Plan(segments, followers, records, {i: s.safe for i, s in slots.items()})
+
+def _needs_arguments(tool: BaseTool | None, mode: Mode) -> bool:
+    """Whether planning must look at a call's arguments (a key, or a possible fold)."""
+    if tool is None:
+        return False
+    if mode == "auto" and tool.conflict_key is not None:
+        return True
+    return bool(tool.read_only and tool.idempotent and tool.require_confirmation is False)
+
+
+def _plan_with_arguments(
+    calls: Sequence[ToolCall],
+    todo: Sequence[int],
+    tools: Mapping[str, BaseTool],
+    mode: Mode,
+) -> Plan:
+    slots: dict[int, _Slot] = {}
+    followers: dict[int, list[int]] = {}
+    open_folds: dict[tuple[str, str], int] = {}
+    segments: list[Segment] = []
+    current: list[int] = []  # the open segment's members
+    serial: dict[int, int] = {}  # id(tool) -> barrier calls of a tool without flags or key
+
+    for index in todo:
+        call = calls[index]
+        tool = tools.get(call.name)
+        slot = _slot(index, call, tool, mode)
+        slots[index] = slot
+
+        if slot.fold is not None:
+            leader = open_folds.get((call.name, slot.fold))
+            if leader is not None:
+                followers.setdefault(leader, []).append(index)
+                continue
+        if open_folds:  # a call that conflicts with a fold's leader closes that fold
+            if slot.barrier:
+                open_folds.clear()
+            else:
+                for known, leader in list(open_folds.items()):
+                    if conflict(slots[leader], slot, mode) is not None:
+                        del open_folds[known]
+        if slot.fold is not None:
+            open_folds[call.name, slot.fold] = index
+
+        if not slot.barrier:
+            current.append(index)
+            continue
+        if current:
+            segments.append(Segment(current, deps=_deps(current, slots, mode)))
+            current = []
+        segments.append(Segment([index], True))
+        if tool is not None and tool.conflict_key is None and mode == "auto":
+            serial[id(tool)] = serial.get(id(tool), 0) + 1
+    if current:
+        segments.append(Segment(current, deps=_deps(current, slots, mode)))
+    if any(count > 1 for count in serial.values()):
+        _hint_missing_flags([t for t in tools.values() if serial.get(id(t), 0) > 1])
+    return Plan(segments, followers, slots, mode)
 
 
 def _slot(index: int, call: ToolCall, tool: BaseTool | None, mode: Mode) -> _Slot:
@@ -192,51 +350,6 @@ def conflict(a: _Slot, b: _Slot, mode: Mode) -> WaitReason | None:
     return "barrier"
 
 
-def _fold(
-    todo: Sequence[int], slots: Mapping[int, _Slot], mode: Mode
-) -> tuple[list[int], dict[int, list[int]]]:
-    """The calls that run, and for each fold leader the calls its run answers."""
-    runners: list[int] = []
-    followers: dict[int, list[int]] = {}
-    open_folds: dict[tuple[str, str], int] = {}
-    for index in todo:
-        slot = slots[index]
-        identity = (slot.tool.name, slot.fold) if slot.fold is not None and slot.tool else None
-        if identity is not None and identity in open_folds:
-            followers.setdefault(open_folds[identity], []).append(index)
-            continue
-        if open_folds:
-            if slot.barrier:
-                open_folds.clear()
-            else:
-                for known, leader in list(open_folds.items()):
-                    if conflict(slots[leader], slot, mode) is not None:
-                        del open_folds[known]
-        if identity is not None:
-            open_folds[identity] = index
-        runners.append(index)
-    return runners, followers
-
-
-def _segments(runners: Sequence[int], slots: Mapping[int, _Slot], mode: Mode) -> list[Segment]:
-    segments: list[Segment] = []
-    current: list[int] = []
-
-    def flush() -> None:
-        if current:
-            segments.append(Segment(list(current), deps=_deps(current, slots, mode)))
-            current.clear()
-
-    for index in runners:
-        if slots[index].barrier:
-            flush()
-            segments.append(Segment([index], barrier=True))
-        else:
-            current.append(index)
-    flush()
-    return segments
-
-
 def _deps(members: Sequence[int], slots: Mapping[int, _Slot], mode: Mode) -> dict[int, list[int]]:
     """For each member of a segment, the earlier members it conflicts with."""
     if len(members) < 2 or mode == "parallel" or all(slots[i].safe for i in members):
@@ -250,50 +363,9 @@ def _deps(members: Sequence[int], slots: Mapping[int, _Slot], mode: Mode) -> dic
     return deps
 
 
-def _record_waits(
-    segments: Sequence[Segment],
-    slots: Mapping[int, _Slot],
-    records: list[CallRecord | None],
-    calls: Sequence[ToolCall],
-    mode: Mode,
-) -> None:
-    previous: Segment | None = None
-    for segment in segments:
-        if segment.barrier:
-            record = records[segment.members[0]]
-            assert record is not None
-            if previous is not None:
-                record.waited_for = tuple(calls[i].id for i in previous.members)
-                reason: WaitReason = "sequential" if mode == "sequential" else "barrier"
-                record.wait_reasons = (reason,) * len(previous.members)
-        else:
-            barrier = previous.members[0] if previous is not None else None
-            for index in segment.members:
-                record = records[index]
-                assert record is not None
-                waited: list[str] = [calls[barrier].id] if barrier is not None else []
-                reasons: list[WaitReason] = ["barrier"] if barrier is not None else []
-                for j in segment.deps.get(index, ()):
-                    why = conflict(slots[j], slots[index], mode)
-                    assert why is not None
-                    waited.append(calls[j].id)
-                    reasons.append(why)
-                record.waited_for = tuple(waited)
-                record.wait_reasons = tuple(reasons)
-        previous = segment
-
-
-def _hint_missing_flags(runners: Sequence[int], slots: Mapping[int, _Slot]) -> None:
+def _hint_missing_flags(serialised: Sequence[BaseTool]) -> None:
     """Say once per tool when its calls ran one after another only for lack of flags."""
-    seen: set[int] = set()
-    for index in runners:
-        slot = slots[index]
-        tool = slot.tool
-        if tool is None or not slot.barrier or tool.conflict_key is not None:
-            continue
-        if id(tool) not in seen:
-            seen.add(id(tool))
-            continue
+    for tool in serialised:
         if tool in _hinted:
             continue
         _hinted.add(tool)
@@ -323,10 +395,12 @@ def _missing_flags(tool: BaseTool) -> tuple[str, str]:
 
 
 def scheduling_of(tool: BaseTool) -> dict[str, Any]:
-    """How AUTO schedules ``tool``'s calls: ``mode``, ``conflict_key`` and a ``summary``.
+    """How AUTO schedules ``tool``'s calls: ``mode``, ``conflict_key``, ``isolation`` and
+    a ``summary``.
 
     ``mode`` is ``concurrent`` (a safe read, beside other safe reads), ``keyed`` (calls
-    with different keys overlap) or ``barrier`` (runs alone).
+    with different keys overlap) or ``barrier`` (runs alone); ``isolation`` is
+    ``process`` for a tool that runs in a worker process, else ``thread``.
     """
     rule = tool.conflict_key
     key = None if rule is None else rule if isinstance(rule, str) else _callable_name(rule)
@@ -355,7 +429,10 @@ def scheduling_of(tool: BaseTool) -> dict[str, Any]:
     else:
         mode = "barrier"
         summary = "a barrier: runs alone; " + _missing_flags(tool)[1]
-    return {"mode": mode, "conflict_key": key, "summary": summary}
+    isolation = getattr(tool, "isolation", "thread")
+    if isolation == "process":
+        summary += "; runs in a worker process (killed on timeout or cancellation)"
+    return {"mode": mode, "conflict_key": key, "isolation": isolation, "summary": summary}
 
 
 def _callable_name(rule: Any) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
+import os
 import time
 import weakref
 from collections import ChainMap
@@ -17,7 +18,7 @@ from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import replace
 from enum import StrEnum
-from typing import Any, Protocol, cast
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from pydantic_core import to_json
 
@@ -30,6 +31,9 @@ from ._planning import CallRecord, Mode, Plan, Segment, plan_dispatch
 from ._progress import CallProgress, ProgressChannel
 from ._results import to_response
 from ._threads import WorkerPool
+
+if TYPE_CHECKING:
+    from ._processes import ProcessPool
 from ._tracing import dispatch_trace
 from ._types import Blob, Confirmation, FileRef, ToolCall, ToolProgress, ToolResponse
 
@@ -78,7 +82,8 @@ class Scheduler:
     ``tools`` are ``BaseTool``s or plain functions (wrapped as ``FunctionTool``); their
     specs are built here, so a broken tool fails at construction. Duplicate names are an
     error. Sync tools run on the scheduler's own pool of up to ``max_threads`` daemon
-    threads.
+    threads; ``isolation="process"`` tools in up to ``max_processes`` worker processes
+    (default: the number of CPUs).
     """
 
     def __init__(
@@ -90,6 +95,7 @@ class Scheduler:
         timeout: float | None = None,
         expose_errors: bool = False,
         max_threads: int = 64,
+        max_processes: int | None = None,
     ) -> None:
         if max_concurrency is not None and max_concurrency < 1:
             raise ValueError("max_concurrency must be at least 1")
@@ -106,7 +112,11 @@ class Scheduler:
         self.timeout = timeout
         self.expose_errors = expose_errors
         self.max_threads = max_threads
+        self.max_processes = max_processes if max_processes is not None else os.cpu_count() or 1
+        if self.max_processes < 1:
+            raise ValueError("max_processes must be at least 1")
         self._pool: WorkerPool | None = None
+        self._processes: ProcessPool | None = None
         #: Callbacks around each tool call (set by the agent loop; None for plain use).
         self.hooks: CallHooks | None = None
 
@@ -127,10 +137,27 @@ class Scheduler:
             weakref.finalize(self, self._pool.shutdown)
         return self._pool
 
+    @property
+    def processes(self) -> ProcessPool:
+        """The worker processes ``isolation="process"`` tools run in (made on first use).
+
+        Up to ``max_processes``; none starts before the first such call. Stopped when the
+        scheduler is closed or garbage collected.
+        """
+        if self._processes is None:
+            from ._processes import ProcessPool
+
+            self._processes = ProcessPool(self.max_processes, name="tooling-scheduler")
+            weakref.finalize(self, self._processes.shutdown)
+        return self._processes
+
     def close(self) -> None:
-        """Stop the idle worker threads. Calls still running finish on their own."""
+        """Stop the idle worker threads and every worker process. Thread calls still
+        running finish on their own."""
         if self._pool is not None:
             self._pool.shutdown()
+        if self._processes is not None:
+            self._processes.shutdown()
 
     async def dispatch(
         self,
@@ -273,9 +300,9 @@ class _Dispatch:
         #: for the user (the call itself, or the one it was deferred behind).
         self.blocked: dict[int, str] = {}
         self.plan: Plan | None = None
-        #: How each call was scheduled (what it waited for and why; when it ran): one
-        #: record per call, None for calls answered before planning (duplicate ids).
-        self.records: list[CallRecord | None] = []
+        self.queued_at = time.perf_counter()
+        self.started_at: dict[int, float] = {}
+        self.ended_at: dict[int, float] = {}
         limit = scheduler.max_concurrency
         self.slots = asyncio.Semaphore(limit) if limit is not None else None
         self.trace = dispatch_trace(scheduler.strategy, scheduler.timeout)  # None: not traced
@@ -287,21 +314,18 @@ class _Dispatch:
             self._answer_duplicates()
             todo = [i for i, r in enumerate(self.responses) if r is None]
             mode: Mode = self.scheduler.strategy.value
-            plan = plan_dispatch(self.calls, todo, self.scheduler._tools, mode, time.perf_counter())
+            plan = plan_dispatch(self.calls, todo, self.scheduler._tools, mode)
             self.plan = plan
-            self.records = plan.records
             blocked_by: str | None = None
             if self.trace is not None:
-                self.trace.plan(plan.records)
+                self.trace.plan(self.records)
             for segment in plan.segments:
                 if blocked_by is not None:
                     for index in segment.members:
                         self._deferred(index, blocked_by)
                     continue
                 if len(segment.members) == 1:
-                    index = segment.members[0]
-                    await self._run(index)
-                    self._note_blocking(index)
+                    await self._run(segment.members[0])
                 else:
                     await self._run_segment(segment)
                 blocked_by = next(
@@ -311,10 +335,26 @@ class _Dispatch:
             self.channel.finish()
         return [r for r in self.responses if r is not None]
 
+    @property
+    def records(self) -> list[CallRecord | None]:
+        """How each call was scheduled: what it waited for and why, when it ran.
+
+        One record per call (None for calls answered before planning: duplicate ids),
+        built on demand from the plan and the times noted so far.
+        """
+        if self.plan is None:
+            return [None] * len(self.calls)
+        return self.plan.records(self.calls, self.queued_at, self.started_at, self.ended_at)
+
     async def _run_segment(self, segment: Segment) -> None:
         """Run a segment's calls together, each after the members it conflicts with."""
         deps = segment.deps
-        done = {i: asyncio.Event() for i in segment.members} if deps else {}
+        if not deps:  # safe reads, or keys that all differ: everything at once
+            async with asyncio.TaskGroup() as calls:
+                for index in segment.members:
+                    calls.create_task(self._run(index))
+            return
+        done = {i: asyncio.Event() for i in segment.members}
 
         async def member(index: int) -> None:
             try:
@@ -327,10 +367,8 @@ class _Dispatch:
                     self.blocked[index] = root
                 else:
                     await self._run(index)
-                    self._note_blocking(index)
             finally:
-                if done:
-                    done[index].set()
+                done[index].set()
 
         try:
             async with asyncio.TaskGroup() as calls:
@@ -342,17 +380,16 @@ class _Dispatch:
             raise _first_leaf(group_error) from None
 
     def _note_blocking(self, index: int) -> None:
-        """A call waiting for the user holds back the calls that conflict with it.
+        """A call that waits for the user holds back the calls that conflict with it.
 
         Under AUTO only an unsafe call does (a safe read waiting for confirmation blocks
         nothing); under SEQUENTIAL every call; under PARALLEL none.
         """
-        if index not in self.pending:
-            return
         strategy = self.scheduler.strategy
         if strategy is ExecutionStrategy.PARALLEL:
             return
-        safe = self.plan is not None and self.plan.safe.get(index, False)
+        tool = self.scheduler._tools.get(self.calls[index].name)
+        safe = tool is not None and tool.read_only and tool.concurrency_safe
         if strategy is ExecutionStrategy.SEQUENTIAL or not safe:
             self.blocked[index] = self.calls[index].id
 
@@ -383,15 +420,18 @@ class _Dispatch:
         self, index: int, response: ToolResponse, progress: CallProgress | None = None
     ) -> None:
         self.responses[index] = response
-        record = self.records[index] if self.records else None
-        if record is not None:
-            record.ended_at = time.perf_counter()
-            response.folded_ids = record.folded_ids
-        if self.trace is not None and (record is None or record.folded_into is None):
+        self.ended_at[index] = time.perf_counter()
+        plan = self.plan
+        followers = plan.followers.get(index) if plan is not None else None
+        if followers:
+            assert plan is not None
+            response.folded_ids = plan.folded_ids(index, self.calls)
+        if self.trace is not None and (
+            not response.folded_ids or response.folded_ids[0] == self.calls[index].id
+        ):
             # A folded call is one span (the run's), carrying the folded ids.
             self.trace.end(index, self.calls[index], response)
         self.channel.put_final(response, progress)
-        followers = self.plan.followers.get(index) if self.plan is not None else None
         if followers:
             for follower in followers:
                 # A folded call is answered by its leader's run, under its own id.
@@ -403,24 +443,20 @@ class _Dispatch:
         call = self.calls[index]
         started = time.perf_counter()
         progress = self.channel.for_call(call.id, call.name)
-        record = self.records[index] if self.records else None
         try:
             tool = self._tool(call)
             # The call starts when it has a slot: only then is its context made, so it
             # sees the writes of every call that finished while it waited for one.
             if self.slots is None:
-                started = time.perf_counter()
-                if record is not None:
-                    record.started_at = started
+                self.started_at[index] = started = time.perf_counter()
                 response = await self._call(index, tool, call, progress, started)
             else:
                 async with self.slots:
-                    started = time.perf_counter()
-                    if record is not None:
-                        record.started_at = started
+                    self.started_at[index] = started = time.perf_counter()
                     response = await self._call(index, tool, call, progress, started)
         except _Pending as pending:
             self.pending.add(index)
+            self._note_blocking(index)
             response = ToolResponse(
                 id=call.id,
                 name=call.name,
@@ -612,12 +648,33 @@ class _Dispatch:
             )
         if limit is None:
             if isinstance(tool, FunctionTool) and not tool.is_generator:  # the common case
-                body, parts = await tool.execute(call.args, ctx, executor=self.scheduler.pool)
+                body, parts = await tool.execute(
+                    call.args, ctx, executor=self.scheduler.pool, processes=self._processes(tool)
+                )
                 return _respond(call, body, parts, started)
             return await self._produce(tool, call, ctx, started)
-        work = asyncio.create_task(self._produce(tool, call, ctx, started))
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + limit
+        isolated = isinstance(tool, FunctionTool) and tool.isolation == "process"
+        if isolated:
+            # A process call's clock starts when it has its worker (waiting for one, or
+            # starting one, is not running). The task made here inherits the callback.
+            from ._processes import worker_ready
+
+            def restart_clock() -> None:
+                nonlocal deadline
+                deadline = loop.time() + limit
+
+            token = worker_ready.set(restart_clock)
+            try:
+                work = asyncio.create_task(self._produce(tool, call, ctx, started))
+            finally:
+                worker_ready.reset(token)
+        else:
+            work = asyncio.create_task(self._produce(tool, call, ctx, started))
         try:
-            await asyncio.wait((work,), timeout=limit)
+            while not work.done() and (remaining := deadline - loop.time()) > 0:
+                await asyncio.wait((work,), timeout=remaining)
         except BaseException:  # the dispatch is cancelled: so is this call
             await _stop(work)
             raise
@@ -629,7 +686,7 @@ class _Dispatch:
             await _stop(work)
             tail = "its thread was abandoned; the work may still complete in the background"
         elif await _stop(work):
-            tail = "it was cancelled"
+            tail = "its worker process was stopped" if isolated else "it was cancelled"
         else:
             tail = "it ignored its cancellation and was abandoned"
         raise ToolError(
@@ -637,13 +694,17 @@ class _Dispatch:
             code="tool.timeout",
         )
 
+    def _processes(self, tool: FunctionTool[..., Any]) -> ProcessPool | None:
+        return self.scheduler.processes if tool.isolation == "process" else None
+
     async def _produce(
         self, tool: BaseTool, call: ToolCall, ctx: ToolContext | None, started: float
     ) -> ToolResponse:
         pool = self.scheduler.pool
         if isinstance(tool, FunctionTool) and tool.is_generator:
             final: ToolResponse | None = None
-            async with tool.stream(call.args, ctx, executor=pool) as updates:
+            streamed = tool.stream(call.args, ctx, executor=pool, processes=self._processes(tool))
+            async with streamed as updates:
                 async for update in updates:
                     update.id = call.id
                     _cut(update)
@@ -658,7 +719,9 @@ class _Dispatch:
             return final
         parts: tuple[Blob | FileRef, ...]
         if isinstance(tool, FunctionTool):
-            body, parts = await tool.execute(call.args, ctx, executor=pool)
+            body, parts = await tool.execute(
+                call.args, ctx, executor=pool, processes=self._processes(tool)
+            )
         else:
             body, parts = to_response(await tool.run(call.args, ctx))
         return _respond(call, body, parts, started)

@@ -8,18 +8,28 @@ from __future__ import annotations
 
 import functools
 import inspect
+import sys
 import types
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
-__all__ = ["CONTEXT_PARAM_NAME", "Binding", "Kind", "Target", "analyze_target"]
+__all__ = [
+    "CONTEXT_PARAM_NAME",
+    "Binding",
+    "Isolation",
+    "Kind",
+    "Target",
+    "analyze_target",
+    "process_reference",
+]
 
 CONTEXT_PARAM_NAME = "tool_context"
 _SELF_NAMES = {"self": "instance", "cls": "class"}
 
 Kind = Literal["sync", "async", "gen", "asyncgen"]
 Binding = Literal["none", "instance", "class"]
+Isolation = Literal["thread", "process"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,3 +167,55 @@ def analyze_target(obj: Any) -> Target:
         binding=binding,
         kind=kind,
     )
+
+
+def process_reference(target: Target) -> tuple[str, str]:
+    """Where a worker process imports ``target`` from: its module and qualified name.
+
+    Raises ``TypeError`` saying why when a fresh process could not find it that way: a
+    closure, a lambda, a method, a partial or callable object, or a function of a script
+    run as ``__main__`` (a worker does not run the script; a module run with
+    ``python -m`` is found by its name).
+    """
+    where = f"tool {target.qualname}: isolation='process' needs"
+    if target.kind in ("async", "asyncgen"):
+        raise TypeError(
+            f"{where} a sync function or sync generator; an async function already runs "
+            "on the event loop and is cancelled there"
+        )
+    if target.binding != "none":
+        raise TypeError(
+            f"{where} a module-level function: a method's instance cannot be sent to a "
+            "worker process"
+        )
+    func = target.call
+    if not inspect.isfunction(func) or func is not target.source:
+        raise TypeError(
+            f"{where} a plain function: a partial, bound method or callable object cannot "
+            "be imported by name in a worker process"
+        )
+    if target.name == "<lambda>":
+        raise TypeError(f"{where} a named function: a lambda cannot be imported by name")
+    if "<locals>" in target.qualname.split("."):
+        raise TypeError(
+            f"{where} a function defined at the top level of a module; this one is defined "
+            "inside another function (a closure), which a worker process cannot import"
+        )
+    module = getattr(func, "__module__", None)
+    if module == "__main__":
+        # Run with ``python -m pkg.mod``, the module has a name a worker can import.
+        main = sys.modules.get("__main__")
+        named = getattr(getattr(main, "__spec__", None), "name", None)
+        if named and getattr(func, "__globals__", None) is getattr(main, "__dict__", ()):
+            return named, target.qualname
+        raise TypeError(
+            f"{where} a function in an importable module; this one is in __main__ (the "
+            "script being run), which a worker process (a fresh interpreter) does not "
+            "run: move it into a module and import it"
+        )
+    if not module or module not in sys.modules:
+        raise TypeError(
+            f"{where} a function in an importable module; its module {module!r} is not "
+            "one (it was not imported)"
+        )
+    return module, target.qualname

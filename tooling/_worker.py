@@ -1,0 +1,245 @@
+"""Inside a worker process: run the tool calls the parent sends over a pipe.
+
+Every message is JSON, one per ``send_bytes``. The parent sends a request::
+
+    {"module": ..., "qualname": ..., "name": ..., "args": {...}, "ctx": {...} | null}
+
+and the worker answers with any number of ``{"t": "progress", "s", "c"}`` (a chunk
+emitted through the context) and ``{"t": "yield", "body", "parts"}`` (a sync
+generator's item), then exactly one of ``{"t": "result", "body", "parts", ...}``,
+``{"t": "tool_error", "code", "message", "details", ...}`` or ``{"t": "exception",
+"type", "module", "message", "traceback", ...}``; the last three carry the call's state
+writes and actions (``delta``, ``actions``) when the tool took a context.
+
+This module is imported in the worker only (and by the parent for the names of the
+messages); it never imports asyncio.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import importlib
+import os
+import signal
+import sys
+import threading
+import traceback
+from collections.abc import Mapping
+from multiprocessing.connection import Connection
+from typing import Any, NoReturn
+
+from pydantic_core import from_json, to_json
+
+from ._context import ToolContext
+from ._errors import ToolError
+from ._function_tool import FunctionTool
+from ._results import to_response
+from ._types import Blob, FileRef, MemoryHit, ToolProgress
+
+__all__ = ["WorkerContext", "decode_parts", "encode_parts", "main", "serve"]
+
+
+def main(fd: int, host_pid: int) -> None:
+    """A worker process's entry point: serve on socket ``fd`` while ``host_pid`` lives."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the host's to handle
+    _die_with_parent()
+    if os.getppid() != host_pid:  # the host is already gone
+        return
+    serve(Connection(fd))
+
+
+def serve(conn: Connection) -> None:
+    """The worker's loop: one request at a time until the pipe closes."""
+    tools: dict[tuple[str, str], FunctionTool[..., Any]] = {}
+    lock = threading.Lock()
+    while True:
+        try:
+            data = conn.recv_bytes()
+        except (EOFError, OSError):
+            return
+        reply = _answer(conn, lock, from_json(data), tools)
+        try:
+            payload = to_json(reply)
+        except Exception as exc:  # a state write that is not JSON
+            payload = to_json(
+                {
+                    "t": "tool_error",
+                    "code": "tool.failed",
+                    "message": f"the call's state writes cannot cross back as JSON: {exc}",
+                    "details": None,
+                }
+            )
+        with lock:
+            conn.send_bytes(payload)
+
+
+def _die_with_parent() -> None:
+    """Ask Linux to kill this worker when its parent goes (best effort, Linux only)."""
+    if not sys.platform.startswith("linux"):
+        return
+    with contextlib.suppress(Exception):
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+
+
+def _resolve(
+    request: Mapping[str, Any], tools: dict[tuple[str, str], FunctionTool[..., Any]]
+) -> FunctionTool[..., Any]:
+    where = (request["module"], request["qualname"])
+    found = tools.get(where)
+    if found is not None:
+        return found
+    obj: Any = importlib.import_module(where[0])
+    for part in where[1].split("."):
+        obj = getattr(obj, part)
+    tool = obj if isinstance(obj, FunctionTool) else FunctionTool(obj)
+    tools[where] = tool
+    return tool
+
+
+def _answer(
+    conn: Connection,
+    lock: threading.Lock,
+    request: Mapping[str, Any],
+    tools: dict[tuple[str, str], FunctionTool[..., Any]],
+) -> dict[str, Any]:
+    ctx: WorkerContext | None = None
+    try:
+        tool = _resolve(request, tools)
+        if request.get("ctx") is not None:
+            ctx = WorkerContext(conn, lock, request["ctx"])
+        call_args, call_kwargs, _ = tool._prepare(tool.spec, request["args"], ctx)
+        if ctx is not None:
+            ctx.tool_name = request["name"]
+        value = tool._func(*call_args, **call_kwargs)
+        if tool.is_generator:
+            value = _drain(conn, lock, value)
+        body, parts = to_response(value)
+        reply: dict[str, Any] = {"t": "result", "body": body, "parts": encode_parts(parts)}
+    except ToolError as error:
+        reply = {
+            "t": "tool_error",
+            "code": error.code,
+            "message": error.message,
+            "details": error.details,
+        }
+    except BaseException as exc:
+        reply = {
+            "t": "exception",
+            "type": type(exc).__name__,
+            "module": type(exc).__module__,
+            "message": str(exc),
+            "traceback": traceback.format_exc(),
+        }
+    if ctx is not None:
+        reply.update(ctx.outcome())
+    return reply
+
+
+def _drain(conn: Connection, lock: threading.Lock, generator: Any) -> Any:
+    """Send each item of a sync generator; give its final value (return, else last item)."""
+    last: Any = None
+    while True:
+        try:
+            item = next(generator)
+        except StopIteration as stop:
+            return stop.value if stop.value is not None else last
+        last = item
+        body, parts = to_response(item)
+        payload = to_json({"t": "yield", "body": body, "parts": encode_parts(parts)})
+        with lock:
+            conn.send_bytes(payload)
+
+
+def encode_parts(parts: tuple[Blob | FileRef, ...]) -> list[dict[str, str]]:
+    """``Blob``/``FileRef`` parts as JSON objects (blob data in base64)."""
+    return [
+        {"blob": base64.b64encode(p.data).decode("ascii"), "mime_type": p.mime_type}
+        if isinstance(p, Blob)
+        else {"file": p.uri, "mime_type": p.mime_type}
+        for p in parts
+    ]
+
+
+def decode_parts(encoded: list[dict[str, str]]) -> tuple[Blob | FileRef, ...]:
+    """The parts :func:`encode_parts` encoded."""
+    return tuple(
+        Blob(p["mime_type"], base64.b64decode(p["blob"]))
+        if "blob" in p
+        else FileRef(p["file"], p["mime_type"])
+        for p in encoded
+    )
+
+
+class WorkerContext(ToolContext):
+    """The context a tool gets in a worker process.
+
+    ``state`` is a snapshot of the caller's state plus this call's writes (shipped back
+    as its delta), ``emit_progress`` is forwarded to the caller, ``function_call_id`` and
+    the invocation's ids are the caller's, and the actions (``skip_summarization``,
+    ``request_confirmation`` ...) go back with the result. Artifacts, memory and
+    credentials live in the caller's process: those methods raise ``RuntimeError``.
+    """
+
+    def __init__(self, conn: Connection, lock: threading.Lock, fields: Mapping[str, Any]) -> None:
+        super().__init__(
+            invocation_id=fields.get("invocation_id", ""),
+            agent_name=fields.get("agent_name", ""),
+            user_id=fields.get("user_id", ""),
+            session_id=fields.get("session_id", ""),
+            state=fields.get("state") or {},
+            function_call_id=fields.get("function_call_id", ""),
+        )
+        self._conn = conn
+        self._lock = lock
+
+    def _deliver_progress(self, item: ToolProgress) -> None:
+        payload = to_json({"t": "progress", "s": item.stream, "c": item.chunk})
+        with self._lock:
+            self._conn.send_bytes(payload)
+
+    def outcome(self) -> dict[str, Any]:
+        """The call's state writes and actions, for the caller to apply."""
+        actions = self.actions
+        return {
+            "delta": actions.state_delta,
+            "actions": {
+                "skip_summarization": actions.skip_summarization,
+                "transfer_to_agent": actions.transfer_to_agent,
+                "escalate": actions.escalate,
+                "requested_confirmation": actions.requested_confirmation,
+                "requested_credential": actions.requested_credential,
+            },
+        }
+
+    def _unavailable(self, what: str) -> NoReturn:
+        raise RuntimeError(
+            f"ToolContext.{what} is not available to a tool with isolation='process': "
+            "artifacts, memory and credentials stay in the caller's process (state, "
+            "emit_progress and function_call_id work)"
+        )
+
+    async def save_artifact(
+        self, name: str, data: Blob | bytes | str, mime_type: str | None = None
+    ) -> int:
+        """Not available in a worker process: raises ``RuntimeError``."""
+        self._unavailable("save_artifact")
+
+    async def load_artifact(self, name: str, version: int | None = None) -> Blob | None:
+        """Not available in a worker process: raises ``RuntimeError``."""
+        self._unavailable("load_artifact")
+
+    async def list_artifacts(self) -> list[str]:
+        """Not available in a worker process: raises ``RuntimeError``."""
+        self._unavailable("list_artifacts")
+
+    async def search_memory(self, query: str) -> list[MemoryHit]:
+        """Not available in a worker process: raises ``RuntimeError``."""
+        self._unavailable("search_memory")
+
+    def get_auth_response(self, auth_config: Mapping[str, Any]) -> dict[str, Any] | None:
+        """Not available in a worker process: raises ``RuntimeError``."""
+        self._unavailable("get_auth_response")
