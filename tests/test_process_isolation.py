@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import logging
 import os
 import subprocess
 import sys
@@ -166,6 +167,14 @@ async def test_errors_in_the_worker_are_told_like_errors_in_a_thread(scheduler):
     finally:
         exposed.close()
     assert told.response["error"]["message"] == "CustomError: shown"
+
+
+async def test_a_failure_in_the_worker_is_logged_with_its_traceback(scheduler, caplog):
+    with caplog.at_level(logging.WARNING, logger="tooling"):
+        await one(scheduler, "custom_failure", {"text": "logged"})
+    (record,) = [r for r in caplog.records if "custom_failure" in r.getMessage()]
+    assert record.exc_info is not None
+    assert "Raised in a worker process" in caplog.text
 
 
 async def test_other_context_methods_raise_a_clear_error(scheduler):

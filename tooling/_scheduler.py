@@ -348,6 +348,14 @@ class _Dispatch:
 
     async def _run_segment(self, segment: Segment) -> None:
         """Run a segment's calls together, each after the members it conflicts with."""
+        try:
+            await self._run_together(segment)
+        except BaseExceptionGroup as group_error:
+            # What a call let through (KeyboardInterrupt, a BaseException of the tool's
+            # own) comes out as itself, as under SEQUENTIAL.
+            raise _first_leaf(group_error) from None
+
+    async def _run_together(self, segment: Segment) -> None:
         deps = segment.deps
         if not deps:  # safe reads, or keys that all differ: everything at once
             async with asyncio.TaskGroup() as calls:
