@@ -13,6 +13,9 @@ from ._ids import new_id, now
 
 __all__ = ["Event", "EventActions"]
 
+# Event.usage keys and their names in Gemini's usageMetadata.
+_USAGE_WIRE = (("input_tokens", "promptTokenCount"), ("output_tokens", "candidatesTokenCount"))
+
 
 @dataclass(slots=True)
 class EventActions:
@@ -85,6 +88,9 @@ class Event:
     ``author`` is ``"user"`` or the agent's name. ``partial`` events (streamed text,
     intermediate tool responses) and ``progress`` events are shown as they happen but
     never sent back to the model. ``long_running_tool_ids`` names calls still pending.
+    ``usage`` is a model turn's token count (``{"input_tokens": n, "output_tokens": m}``),
+    when the model reported it; on the wire it is Gemini's ``usageMetadata``
+    (``promptTokenCount``, ``candidatesTokenCount``).
     """
 
     author: str
@@ -99,6 +105,7 @@ class Event:
     error_code: str | None = None
     error_message: str | None = None
     finish_reason: str | None = None
+    usage: dict[str, int] | None = None
 
     def get_function_calls(self) -> list[FunctionCall]:
         """The function calls in this event's content, in order."""
@@ -153,6 +160,10 @@ class Event:
             out["errorMessage"] = self.error_message
         if self.finish_reason is not None:
             out["finishReason"] = self.finish_reason
+        if self.usage is not None:
+            out["usageMetadata"] = {
+                wire: self.usage[key] for key, wire in _USAGE_WIRE if key in self.usage
+            }
         return out
 
     @classmethod
@@ -160,6 +171,7 @@ class Event:
         """Read the wire shape (camelCase), as :meth:`to_dict` writes it."""
         progress = data.get("progress")
         lr = data.get("longRunningToolIds")
+        usage = data.get("usageMetadata")
         return cls(
             id=data.get("id") or new_id("e"),
             invocation_id=data.get("invocationId", ""),
@@ -183,6 +195,11 @@ class Event:
             error_code=data.get("errorCode"),
             error_message=data.get("errorMessage"),
             finish_reason=data.get("finishReason"),
+            usage=(
+                {key: int(usage[wire]) for key, wire in _USAGE_WIRE if wire in usage}
+                if isinstance(usage, dict)
+                else None
+            ),
         )
 
     def to_json(self) -> str:

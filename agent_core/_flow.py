@@ -229,6 +229,7 @@ class Invocation:
             invocation_id=self.id,
             actions=EventActions(state_delta=dict(callback_ctx.actions.state_delta)),
             finish_reason=response.finish_reason,
+            usage=response.usage,
         )
         if not calls:
             if agent.output_key and content.text:

@@ -39,7 +39,10 @@ class LlmResponse:
     """One model output: content, or an error.
 
     ``partial`` marks a streamed piece (its text is also in the final, aggregated
-    response). ``error_code``/``error_message`` report a failed call.
+    response). ``error_code``/``error_message`` report a failed call. ``finish_reason``
+    uses Gemini's values (``STOP``, ``MAX_TOKENS``, ``SAFETY``, ...) whatever the provider.
+    ``usage`` is the call's token count, ``{"input_tokens": n, "output_tokens": m}``, when
+    the provider reports it.
     """
 
     content: Content | None = None
@@ -47,6 +50,7 @@ class LlmResponse:
     error_code: str | None = None
     error_message: str | None = None
     finish_reason: str | None = None
+    usage: dict[str, int] | None = None
 
 
 class BaseLlm(ABC):
@@ -55,7 +59,13 @@ class BaseLlm(ABC):
     Subclasses implement :meth:`generate_content_async`: an async generator of
     ``LlmResponse``; one item when ``stream`` is false, partial items then a final one
     when it is true.
+
+    ``provider`` names the service behind the model, as OpenTelemetry's
+    ``gen_ai.provider.name`` spells it (``"openai"``, ``"anthropic"``, ``"gcp.gemini"``);
+    empty for a model that calls no service.
     """
+
+    provider: str = ""
 
     def __init__(self, model: str) -> None:
         self.model = model

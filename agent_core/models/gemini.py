@@ -52,6 +52,8 @@ class GeminiModel(BaseLlm):
     (the provider's message) rather than as an exception.
     """
 
+    provider = "gcp.gemini"
+
     def __init__(
         self, model: str, *, api_key: str | None = None, base_url: str | None = None
     ) -> None:
@@ -256,9 +258,22 @@ def response_from_genai(response: types.GenerateContentResponse) -> LlmResponse:
         return LlmResponse(error_code="NO_CANDIDATES", error_message="The model returned nothing.")
     candidate = response.candidates[0]
     content = content_from_genai(candidate.content) if candidate.content is not None else None
-    return _candidate_response(
+    out = _candidate_response(
         content, _enum_text(candidate.finish_reason), candidate.finish_message
     )
+    out.usage = _usage(response.usage_metadata)
+    return out
+
+
+def _usage(metadata: types.GenerateContentResponseUsageMetadata | None) -> dict[str, int] | None:
+    if metadata is None:
+        return None
+    return {
+        "input_tokens": metadata.prompt_token_count or 0,
+        # Thinking tokens are output the model produced (and is billed for), as elsewhere.
+        "output_tokens": (metadata.candidates_token_count or 0)
+        + (metadata.thoughts_token_count or 0),
+    }
 
 
 def _candidate_response(
@@ -367,11 +382,14 @@ class _StreamAggregate:
         self.new_text: list[Part] = []
         self.finish_reason: str | None = None
         self.finish_message: str | None = None
+        self.usage: dict[str, int] | None = None
         self.role = "model"
 
     def add(self, chunk: types.GenerateContentResponse) -> LlmResponse | None:
         """Take in a chunk; returns an error response if the prompt was blocked."""
         self.new_text = []
+        if chunk.usage_metadata is not None:
+            self.usage = _usage(chunk.usage_metadata)
         if not chunk.candidates:
             return _blocked(chunk)
         candidate = chunk.candidates[0]
@@ -400,7 +418,9 @@ class _StreamAggregate:
         """The aggregated response (an error if the stream ended without content for a
         reason other than ``STOP``)."""
         content = Content(self.role, self.parts) if self.parts else None
-        return _candidate_response(content, self.finish_reason, self.finish_message)
+        out = _candidate_response(content, self.finish_reason, self.finish_message)
+        out.usage = self.usage
+        return out
 
 
 def _is_plain_text(part: Part) -> bool:
