@@ -2,7 +2,8 @@
 
 ``Agent`` holds a model, an instruction and tools; ``Runner`` runs it on a session and
 yields ``Event``s. ``ScriptedModel`` plays a fixed script (tests, offline demos);
-``GeminiModel`` talks to Gemini (``google.genai`` is imported only when it is used).
+``GeminiModel``, ``OpenAIModel`` and ``AnthropicModel`` talk to those providers (each
+SDK is imported only when such a model is built).
 """
 
 from typing import TYPE_CHECKING, Any
@@ -20,11 +21,14 @@ from .sessions.memory import InMemorySessionService
 from .sessions.sqlite import SqliteSessionService
 
 if TYPE_CHECKING:
+    from .models.anthropic import AnthropicModel
     from .models.gemini import GeminiModel
+    from .models.openai import OpenAIModel
 
 __all__ = [
     "Agent",
     "AgentTool",
+    "AnthropicModel",
     "BaseLlm",
     "Content",
     "Event",
@@ -37,6 +41,7 @@ __all__ = [
     "InMemorySessionService",
     "LlmRequest",
     "LlmResponse",
+    "OpenAIModel",
     "Part",
     "RunConfig",
     "Runner",
@@ -52,4 +57,12 @@ def __getattr__(name: str) -> Any:
         from .models.gemini import GeminiModel
 
         return GeminiModel
+    if name == "OpenAIModel":  # the openai SDK is imported when one is built
+        from .models.openai import OpenAIModel
+
+        return OpenAIModel
+    if name == "AnthropicModel":  # the anthropic SDK is imported when one is built
+        from .models.anthropic import AnthropicModel
+
+        return AnthropicModel
     raise AttributeError(f"module 'agent_core' has no attribute {name!r}")

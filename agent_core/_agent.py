@@ -52,9 +52,10 @@ TRANSFER_TOOL = FunctionTool(_transfer_to_agent, name="transfer_to_agent")
 class Agent:
     """A model with an instruction and tools, possibly leading sub-agents.
 
-    ``model`` is a ``BaseLlm`` or a Gemini model name (``"gemini-..."``, built on first
-    use). ``instruction`` may use ``{state_key}`` placeholders (``{key?}`` when the key
-    may be missing). ``tools`` takes plain functions, ``BaseTool``s, ``BaseToolset``s and
+    ``model`` is a ``BaseLlm`` or a model name, built on first use: ``"openai:MODEL"``,
+    ``"anthropic:MODEL"``, ``"google:MODEL"`` or a bare ``"gemini-..."`` name.
+    ``instruction`` may use ``{state_key}`` placeholders (``{key?}`` when the key may be
+    missing). ``tools`` takes plain functions, ``BaseTool``s, ``BaseToolset``s and
     ``AgentTool``s. Callbacks may be sync or async; one that returns non-None replaces
     the step it wraps.
     """
@@ -127,15 +128,12 @@ class Agent:
     def model(self) -> BaseLlm:
         """The model, built from its name on first use."""
         if isinstance(self._model, str):
-            name = self._model
-            if not name.startswith("gemini"):
-                raise ValueError(
-                    f"agent {self.name}: model {name!r} is not a known model name; pass a "
-                    "BaseLlm (e.g. ScriptedModel) or a 'gemini-...' name"
-                )
-            from .models.gemini import GeminiModel
+            from .models._names import model_from_name
 
-            self._model = GeminiModel(name)
+            try:
+                self._model = model_from_name(self._model)
+            except ValueError as exc:
+                raise ValueError(f"agent {self.name}: {exc}") from None
         return self._model
 
     def walk(self) -> Iterator[Agent]:

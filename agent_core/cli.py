@@ -1,7 +1,7 @@
 """The ``agent-core`` command: chat with an agent folder from the shell.
 
-``agent-core run AGENT_DIR [--replay FILE] [--session-db PATH] [--session ID] [--user U]
-[--json] [--scope S]``
+``agent-core run AGENT_DIR [--replay FILE] [--model NAME] [--session-db PATH] [--session ID]
+[--user U] [--json] [--scope S]``
 
 ``AGENT_DIR/agent.py`` must define ``root_agent`` (an :class:`agent_core.Agent`). It is
 imported by path (under its dotted name when the folder is a package, else under a name
@@ -14,7 +14,10 @@ Live or replay
     {name: [turns]}`` instead of ``"turns"``): a ``ScriptedModel`` playing its turns
     becomes the model of every agent in the tree (agents behind an ``AgentTool``
     included), and ``agent.py``'s optional ``REPLAY_ENV`` mapping is put in the
-    environment. One line on stderr says which it is.
+    environment. One line on stderr says which it is. ``--model openai:MODEL`` (or
+    ``anthropic:MODEL``, ``google:MODEL``) makes every agent use that model; the run is
+    then live when that provider's key is set (``OPENAI_API_KEY``, ``ANTHROPIC_API_KEY``),
+    and the SDK's ``OPENAI_BASE_URL`` / ``ANTHROPIC_BASE_URL`` are honoured.
 
 What the user says
     On a terminal: an interactive chat (``you>``; ``exit`` or end-of-file ends it), and
@@ -76,6 +79,7 @@ from ._content import Content, FunctionCall, Part
 from ._events import Event
 from ._flow import REQUEST_CONFIRMATION, REQUESTS
 from ._runner import RunConfig, Runner
+from .models._names import KEY_VARIABLES, model_from_name, provider_of
 from .models.scripted import ReplayPrompt, ScriptedModel, load_replay, replay_message
 from .services.artifacts import SqliteArtifactService
 from .services.memory import InMemoryMemoryService
@@ -405,8 +409,17 @@ class _Conversation:
 # -- the command -------------------------------------------------------------------------------
 
 
-def _has_api_key() -> bool:
-    return bool(os.environ.get("GOOGLE_API_KEY") or os.environ.get("GEMINI_API_KEY"))
+def _key_variables(model: str | None) -> tuple[str, ...]:
+    """The environment variables holding the key for ``--model`` (Gemini's without one)."""
+    try:
+        provider = provider_of(model)[0] if model else "google"
+    except ValueError as exc:
+        raise CliError(f"--model: {exc}") from None
+    return KEY_VARIABLES[provider]
+
+
+def _has_api_key(model: str | None = None) -> bool:
+    return any(os.environ.get(variable) for variable in _key_variables(model))
 
 
 def _root_agent(module: ModuleType, folder: Path) -> Agent:
@@ -447,11 +460,15 @@ def cmd_run(args: argparse.Namespace) -> int:
     if not (folder / "agent.py").is_file():
         raise CliError(f"{args.agent_dir} has no agent.py (it must define root_agent)")
     replay = Path(args.replay) if args.replay is not None else folder / "replay.json"
-    live = _has_api_key() and args.replay is None
+    live = _has_api_key(args.model) and args.replay is None
     if args.replay is not None and not replay.is_file():
         raise CliError(f"replay file not found: {args.replay}")
     if not live and not replay.is_file():
-        raise CliError(NO_REPLAY)
+        raise CliError(
+            NO_REPLAY.replace("GOOGLE_API_KEY", _key_variables(args.model)[0])
+            if args.model
+            else NO_REPLAY
+        )
 
     module = load_agent_dir(folder)
     root = _root_agent(module, folder)
@@ -460,7 +477,15 @@ def cmd_run(args: argparse.Namespace) -> int:
     if live:
         if replay.is_file():
             prompts = _read_replay(replay)[1]
-        out.note("live run: the agents use their own models (GOOGLE_API_KEY/GEMINI_API_KEY is set)")
+        if args.model:
+            model = model_from_name(args.model)
+            for agent in root.reachable():
+                agent._model = model
+            out.note(f"live run: every agent uses {args.model} ({_key_variables(args.model)[0]})")
+        else:
+            out.note(
+                "live run: the agents use their own models (GOOGLE_API_KEY/GEMINI_API_KEY is set)"
+            )
     else:
         scripted, prompts = _read_replay(replay)
         for agent in root.reachable():
@@ -542,6 +567,13 @@ def build_parser() -> argparse.ArgumentParser:
         "agent_dir", metavar="AGENT_DIR", help="a folder with agent.py defining root_agent"
     )
     run.add_argument("--replay", metavar="FILE", help="replay this file (even with an API key)")
+    run.add_argument(
+        "--model",
+        metavar="NAME",
+        help="live, every agent uses this model: openai:MODEL (OPENAI_API_KEY, "
+        "OPENAI_BASE_URL), anthropic:MODEL (ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL), "
+        "google:MODEL or gemini-...",
+    )
     run.add_argument("--session-db", metavar="PATH", help="keep sessions in this SQLite file")
     run.add_argument(
         "--session", metavar="ID", help="the session id (continue one with --session-db)"

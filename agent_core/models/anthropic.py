@@ -1,0 +1,413 @@
+"""``AnthropicModel``: Claude through the official ``anthropic`` SDK's async client.
+
+The SDK is imported when a model is built, never by ``import agent_core`` or a mere
+reference to ``agent_core.AnthropicModel``.
+
+The wire shapes of the Messages API (``POST /v1/messages``), checked 2026-12-01 against
+the anthropic SDK's types and https://docs.anthropic.com/en/api/messages:
+
+* the history is a list of ``user`` and ``assistant`` messages of content blocks:
+  ``text``, ``image`` and ``document`` (base64 or URL sources), ``tool_use`` (``id``,
+  ``name``, ``input`` object) in the assistant's, and ``tool_result`` (``tool_use_id``,
+  ``content`` text and image blocks, ``is_error``) in the user's. All the results of one
+  turn's calls go in the one user message that follows it, before any other block;
+  consecutive messages of one role are merged;
+* ``system`` is the instruction; ``max_tokens`` is required (there are no sampling
+  settings: ``temperature`` and ``top_p`` are deprecated); tools are ``to_anthropic()``'s
+  ``{"name", "description", "input_schema"}``; ``tool_choice`` is ``auto``, ``any``,
+  ``tool`` (one name) or ``none``;
+* the response's ``content`` holds ``text``, ``tool_use`` and ``thinking`` blocks (a
+  thinking block's ``signature`` is kept on the part and sent back with it);
+  ``stop_reason`` is ``end_turn``, ``tool_use``, ``stop_sequence``, ``max_tokens``,
+  ``refusal``, ``pause_turn`` or ``model_context_window_exceeded``; ``usage`` counts
+  ``input_tokens`` (plus cache reads and writes) and ``output_tokens``;
+* streamed: ``message_start`` (usage so far), then per block ``content_block_start``,
+  ``content_block_delta`` (``text_delta``, ``input_json_delta`` pieces of the call's
+  JSON, ``thinking_delta``, ``signature_delta``) and ``content_block_stop``, then
+  ``message_delta`` (``stop_reason``, cumulative usage) and ``message_stop``; an
+  ``error`` event may come at any point.
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import AsyncGenerator, Sequence
+from typing import TYPE_CHECKING, Any
+
+from .._content import Content, FunctionCall, FunctionResponse, Part
+from . import _common as common
+from .base import BaseLlm, LlmRequest, LlmResponse
+
+if TYPE_CHECKING:
+    from anthropic import AsyncAnthropic
+
+__all__ = ["AnthropicModel"]
+
+#: The generate_content_config settings this API takes. (The sampling settings,
+#: ``temperature``, ``top_p`` and ``top_k``, are deprecated there: newer models refuse
+#: them and the SDK no longer has them.)
+SETTINGS = frozenset({"max_output_tokens", "stop_sequences", "system_instruction", "tool_config"})
+_FINISH = {
+    "end_turn": "STOP",
+    "tool_use": "STOP",
+    "stop_sequence": "STOP",
+    "pause_turn": "STOP",
+    "max_tokens": "MAX_TOKENS",
+    "model_context_window_exceeded": "MAX_TOKENS",
+    "refusal": "SAFETY",
+}
+_IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/webp", "image/gif"})
+_API = "Anthropic Messages"
+
+
+class AnthropicModel(BaseLlm):
+    """A Claude model, called with the ``anthropic`` SDK's ``AsyncAnthropic`` client.
+
+    The key is ``api_key``, else ``ANTHROPIC_API_KEY``; ``base_url`` sends requests
+    elsewhere, else the SDK's own ``ANTHROPIC_BASE_URL``. ``max_tokens`` (which the API
+    requires) applies unless ``generate_content_config`` sets ``max_output_tokens``. The
+    client is built at the first call (one per event loop), so building a model needs no
+    key; building one imports the SDK (``pip install 'agent-tooling[anthropic]'``).
+
+    Tools are declared with ``to_anthropic()``. API errors (a bad key, a rate limit still
+    hit after the SDK's retries, a bad request) come back as error responses carrying the
+    HTTP status as ``error_code`` and Anthropic's message, never as exceptions.
+    """
+
+    provider = "anthropic"
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        max_tokens: int = 4096,
+    ) -> None:
+        try:
+            import anthropic  # noqa: F401
+        except ImportError as exc:
+            raise ImportError(
+                "AnthropicModel needs the anthropic package: pip install 'agent-tooling[anthropic]'"
+            ) from exc
+        super().__init__(model)
+        self.base_url = base_url
+        self.max_tokens = max_tokens
+        self._api_key = api_key
+        self._clients = common.LoopClient(self._new_client, _close)
+
+    async def generate_content_async(
+        self, llm_request: LlmRequest, stream: bool = False
+    ) -> AsyncGenerator[LlmResponse, None]:
+        """Ask the model; an API error becomes an error response."""
+        import anthropic
+
+        client = await self._clients.get()
+        body = self.request_body(llm_request)
+        try:
+            if not stream:
+                yield read_response(await client.messages.create(**body))
+                return
+            events = await client.messages.create(**body, stream=True)
+            assembler = StreamAssembler()
+            try:
+                async for event in events:
+                    text = assembler.add(event)
+                    if text:
+                        yield common.partial_text(text)
+            finally:
+                await events.close()
+            yield assembler.final()
+        except anthropic.APIError as exc:
+            yield _error_response(exc)
+
+    def request_body(self, llm_request: LlmRequest) -> dict[str, Any]:
+        """The keyword arguments this model gives ``client.messages.create``."""
+        settings = common.read_settings(llm_request.config)
+        common.warn_unused(self, settings, SETTINGS, "Anthropic Messages")
+        body: dict[str, Any] = {
+            "model": llm_request.model or self.model,
+            "max_tokens": settings.max_output_tokens or self.max_tokens,
+            "messages": messages(llm_request.contents),
+        }
+        system = common.instruction(settings, llm_request.system_instruction)
+        if system:
+            body["system"] = system
+        offered = common.offered_tools(llm_request.tools, settings)
+        if offered:
+            body["tools"] = [t.to_anthropic() for t in offered]
+            choice = _tool_choice(settings, offered)
+            if choice is not None:
+                body["tool_choice"] = choice
+        if settings.stop_sequences is not None:
+            body["stop_sequences"] = settings.stop_sequences
+        return body
+
+    async def aclose(self) -> None:
+        """Close the client, if one was built on the running event loop."""
+        await self._clients.aclose()
+
+    def _new_client(self) -> AsyncAnthropic:
+        import anthropic
+
+        key = common.api_key(
+            self._api_key,
+            "ANTHROPIC_API_KEY",
+            repr(self),
+            "https://console.anthropic.com/settings/keys",
+        )
+        return anthropic.AsyncAnthropic(api_key=key, base_url=self.base_url)
+
+
+async def _close(client: AsyncAnthropic) -> None:
+    await client.close()
+
+
+def _tool_choice(settings: common.Settings, offered: Sequence[Any]) -> dict[str, Any] | None:
+    mode = settings.tool_mode
+    if mode == "NONE":
+        return {"type": "none"}
+    if mode == "ANY":
+        if len(offered) == 1 and settings.allowed_tools:
+            return {"type": "tool", "name": offered[0].name}
+        return {"type": "any"}
+    if mode in ("AUTO", "VALIDATED"):
+        return {"type": "auto"}
+    return None
+
+
+# -- requests ------------------------------------------------------------------------------
+
+
+def messages(contents: Sequence[Content]) -> list[dict[str, Any]]:
+    """The history as Messages API messages (one per role change)."""
+    ids = common.CallIds()
+    out: list[dict[str, Any]] = []
+    for content in contents:
+        role = "assistant" if content.role == "model" else "user"
+        blocks = (
+            _assistant_blocks(content, ids) if role == "assistant" else _user_blocks(content, ids)
+        )
+        if not blocks:
+            continue
+        if out and out[-1]["role"] == role:
+            previous = out[-1]["content"]
+            # Tool results lead their user message.
+            results = [b for b in blocks if b["type"] == "tool_result"]
+            others = [b for b in blocks if b["type"] != "tool_result"]
+            leading = sum(1 for b in previous if b["type"] == "tool_result")
+            previous[leading:leading] = results
+            previous.extend(others)
+        else:
+            out.append({"role": role, "content": blocks})
+    return out
+
+
+def _assistant_blocks(content: Content, ids: common.CallIds) -> list[dict[str, Any]]:
+    blocks: list[dict[str, Any]] = []
+    for part in content.parts:
+        if part.function_call is not None:
+            call = part.function_call
+            args = call.args if isinstance(call.args, dict) else {"arguments": call.args}
+            blocks.append(
+                {"type": "tool_use", "id": ids.for_call(call), "name": call.name, "input": args}
+            )
+        elif part.thought:
+            if part.text is not None and part.thought_signature:
+                blocks.append(
+                    {
+                        "type": "thinking",
+                        "thinking": part.text,
+                        "signature": part.thought_signature.decode("utf-8", "replace"),
+                    }
+                )
+        elif part.text:
+            blocks.append({"type": "text", "text": part.text})
+    return blocks
+
+
+def _user_blocks(content: Content, ids: common.CallIds) -> list[dict[str, Any]]:
+    responses = [p.function_response for p in content.parts if p.function_response is not None]
+    blocks = [_tool_result(r, ids) for r in ids.in_call_order(responses)]
+    for index, part in enumerate(content.parts):
+        if part.text and not part.thought:
+            blocks.append({"type": "text", "text": part.text})
+        elif part.inline_data is not None or part.file_data is not None:
+            blocks.append(_media(index, part))
+    return blocks
+
+
+def _tool_result(response: FunctionResponse, ids: common.CallIds) -> dict[str, Any]:
+    block: dict[str, Any] = {
+        "type": "tool_result",
+        "tool_use_id": ids.for_response(response),
+        "content": [{"type": "text", "text": common.response_text(response.response)}],
+    }
+    for index, part in enumerate(response.parts or ()):
+        block["content"].append(_media(index, part))
+    if response.response.get("status") == "error":
+        block["is_error"] = True
+    return block
+
+
+def _media(index: int, part: Part) -> dict[str, Any]:
+    mime = common.mime_type(part)
+    kind = "image" if mime in _IMAGE_TYPES else "document" if mime == "application/pdf" else None
+    if kind is None:
+        return {"type": "text", "text": common.stand_in(index, part, _API)}
+    if part.inline_data is not None:
+        data = base64.b64encode(part.inline_data.data).decode("ascii")
+        source = {"type": "base64", "media_type": mime, "data": data}
+    else:
+        assert part.file_data is not None
+        source = {"type": "url", "url": part.file_data.uri}
+    return {"type": kind, "source": source}
+
+
+# -- responses -----------------------------------------------------------------------------
+
+
+def read_response(message: Any) -> LlmResponse:
+    """A ``Message`` (the SDK's object) as our ``LlmResponse``."""
+    parts = [p for p in (_block_part(b) for b in message.content or ()) if p is not None]
+    return common.final_response(parts, _finish_reason(message.stop_reason), _usage(message.usage))
+
+
+def _block_part(block: Any) -> Part | None:
+    kind = getattr(block, "type", None)
+    if kind == "text":
+        return Part(text=block.text) if block.text else None
+    if kind == "tool_use":
+        args: Any = block.input
+        if not isinstance(args, dict):
+            args = common.arguments_text(args)
+        return Part(function_call=FunctionCall(id=block.id, name=block.name, args=args))
+    if kind == "thinking":
+        signature = getattr(block, "signature", None)
+        return Part(
+            text=block.thinking,
+            thought=True,
+            thought_signature=signature.encode() if signature else None,
+        )
+    return None
+
+
+def _finish_reason(reason: str | None) -> str | None:
+    if reason is None:
+        return None
+    return _FINISH.get(reason, "OTHER")
+
+
+def _usage(usage: Any) -> dict[str, int] | None:
+    if usage is None:
+        return None
+    # input_tokens leaves out the tokens read from or written to the prompt cache.
+    read = getattr(usage, "cache_read_input_tokens", None) or 0
+    written = getattr(usage, "cache_creation_input_tokens", None) or 0
+    return {
+        "input_tokens": (usage.input_tokens or 0) + read + written,
+        "output_tokens": usage.output_tokens or 0,
+    }
+
+
+class StreamAssembler:
+    """Streamed events in, text pieces out as they arrive, and the whole turn at the end.
+
+    Blocks are kept by ``index``; a ``tool_use`` block's input is assembled from its
+    ``input_json_delta`` pieces (text that is not a JSON object stays text, which the loop
+    answers with ``tool.invalid_arguments``).
+    """
+
+    def __init__(self) -> None:
+        self._blocks: dict[int, dict[str, Any]] = {}
+        self._stop: str | None = None
+        self._input_tokens = 0
+        self._output_tokens = 0
+        self._has_usage = False
+
+    def add(self, event: Any) -> str | None:
+        """Take in one event; returns its new text, if it carries some."""
+        kind = event.type
+        if kind == "content_block_delta":
+            block = self._blocks.setdefault(event.index, {"type": "text", "pieces": []})
+            delta = event.delta
+            if delta.type == "text_delta":
+                block["pieces"].append(delta.text)
+                return str(delta.text) or None
+            if delta.type == "input_json_delta":
+                block["pieces"].append(delta.partial_json)
+            elif delta.type == "thinking_delta":
+                block["pieces"].append(delta.thinking)
+            elif delta.type == "signature_delta":
+                block["signature"] = delta.signature
+        elif kind == "content_block_start":
+            start = event.content_block
+            block = {"type": start.type, "pieces": [], "start": start}
+            if start.type == "text" and start.text:
+                block["pieces"].append(start.text)
+            self._blocks[event.index] = block
+        elif kind == "message_start":
+            self._count(event.message.usage)
+        elif kind == "message_delta":
+            if event.delta.stop_reason is not None:
+                self._stop = event.delta.stop_reason
+            self._count(event.usage)
+        return None
+
+    def _count(self, usage: Any) -> None:
+        if usage is None:
+            return
+        self._has_usage = True
+        counted = _usage(usage) if usage.input_tokens is not None else None
+        if counted is not None:
+            self._input_tokens = counted["input_tokens"]
+        self._output_tokens = usage.output_tokens or self._output_tokens
+
+    def final(self) -> LlmResponse:
+        """The turn, its blocks in index order."""
+        parts: list[Part] = []
+        for index in sorted(self._blocks):
+            block = self._blocks[index]
+            text = "".join(block["pieces"])
+            start = block.get("start")
+            if block["type"] == "text":
+                if text:
+                    parts.append(Part(text=text))
+            elif block["type"] == "tool_use" and start is not None:
+                args: Any = common.parse_arguments(text)
+                parts.append(
+                    Part(function_call=FunctionCall(id=start.id, name=start.name, args=args))
+                )
+            elif block["type"] == "thinking":
+                signature = block.get("signature") or getattr(start, "signature", None)
+                parts.append(
+                    Part(
+                        text=text,
+                        thought=True,
+                        thought_signature=signature.encode() if signature else None,
+                    )
+                )
+        usage = (
+            {"input_tokens": self._input_tokens, "output_tokens": self._output_tokens}
+            if self._has_usage
+            else None
+        )
+        return common.final_response(parts, _finish_reason(self._stop), usage)
+
+
+def _error_response(exc: Exception) -> LlmResponse:
+    """An SDK error as an error response: the HTTP status (or, for an error event in a
+    stream, Anthropic's error type), and Anthropic's message and error type."""
+    status = getattr(exc, "status_code", None)
+    body = getattr(exc, "body", None)
+    error = body.get("error") if isinstance(body, dict) else None
+    message = getattr(exc, "api_message", None) or (
+        error.get("message") if isinstance(error, dict) else None
+    )
+    kind = getattr(exc, "type", None) or (error.get("type") if isinstance(error, dict) else None)
+    text = str(message or getattr(exc, "message", None) or exc)
+    if kind and str(kind) not in text:
+        text = f"{text} ({kind})"
+    if isinstance(status, int) and status >= 400:
+        return LlmResponse(error_code=str(status), error_message=text)
+    return LlmResponse(error_code=str(kind or type(exc).__name__), error_message=text)
