@@ -44,6 +44,10 @@ class FakeServer:
     base_url: str = ""
     replies: list[Reply] = field(default_factory=list)
     requests: list[dict[str, Any]] = field(default_factory=list)
+    #: The reply when none is scripted (the benchmark's endless model), else a 500.
+    always: Reply | None = None
+    #: Keep each request (off for the benchmark's many thousands).
+    record: bool = True
 
     def reply(self, *replies: Reply) -> None:
         self.replies.extend(replies)
@@ -57,21 +61,26 @@ class FakeServer:
 def _handler(fake: FakeServer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        disable_nagle_algorithm = True  # no delayed-ACK stalls between headers and body
 
         def do_POST(self) -> None:
             raw = self.rfile.read(int(self.headers.get("Content-Length", 0)))
-            fake.requests.append(
-                {
-                    "path": self.path,
-                    "authorization": self.headers.get("authorization"),
-                    "x-api-key": self.headers.get("x-api-key"),
-                    "body": json.loads(raw),
-                }
-            )
-            if not fake.replies:
+            if fake.record:
+                fake.requests.append(
+                    {
+                        "path": self.path,
+                        "authorization": self.headers.get("authorization"),
+                        "x-api-key": self.headers.get("x-api-key"),
+                        "body": json.loads(raw),
+                    }
+                )
+            if fake.replies:
+                reply = fake.replies.pop(0)
+            elif fake.always is not None:
+                reply = fake.always
+            else:
                 self._send(500, {"error": {"message": "no reply scripted", "type": "server"}}, {})
                 return
-            reply = fake.replies.pop(0)
             if reply.events is None:
                 self._send(reply.status, reply.body, reply.headers)
                 return
@@ -471,6 +480,10 @@ class Dialect:
     def error(self, status: int) -> Reply:
         raise NotImplementedError
 
+    def error_text(self, status: int) -> tuple[str, str]:
+        """The provider's message and code (or type) for an error reply of ``status``."""
+        raise NotImplementedError
+
     def instruction(self, body: dict[str, Any]) -> str | None:
         raise NotImplementedError
 
@@ -526,8 +539,7 @@ class _OpenAIDialect(Dialect):
         body = {"error": {"message": message, "type": kind, "param": None, "code": code}}
         return Reply(body, status=status, headers={"retry-after-ms": "1"})
 
-    @staticmethod
-    def error_text(status: int) -> tuple[str, str]:
+    def error_text(self, status: int) -> tuple[str, str]:
         message, _, code = _OPENAI_ERRORS[status]
         return message, code
 
@@ -662,8 +674,7 @@ class AnthropicDialect(Dialect):
         body = {"type": "error", "error": {"type": kind, "message": message}}
         return Reply(body, status=status, headers={"retry-after-ms": "1"})
 
-    @staticmethod
-    def error_text(status: int) -> tuple[str, str]:
+    def error_text(self, status: int) -> tuple[str, str]:
         return _ANTHROPIC_ERRORS[status]
 
     def instruction(self, body: dict[str, Any]) -> str | None:
