@@ -320,6 +320,40 @@ async def test_arguments_that_are_not_json_stay_text(
     assert info.value.code == "tool.invalid_arguments"
 
 
+async def test_arguments_that_are_not_json_are_that_calls_invalid_arguments_in_a_run(
+    server: FakeServer, dialect: Dialect
+) -> None:
+    model = dialect.model(server)
+    agent = Agent("checker", model=model, tools=[is_even])
+    calls = [
+        Call("call_bad", "is_even", '{"number": 4'),
+        Call("call_ok", "is_even", '{"number": 2}'),
+    ]
+    server.reply(dialect.streamed(calls=calls), dialect.streamed(text="2 is even."))
+    runner = Runner(agent, app_name="checks")
+    try:
+        events = [
+            e
+            async for e in runner.run_async(
+                user_id="u",
+                session_id="s",
+                new_message="4 and 2?",
+                run_config=RunConfig(stream=True),
+            )
+        ]
+    except ValueError as exc:  # FunctionCall.from_dict reads only object arguments today
+        pytest.xfail(f"the loop cannot store a call's non-object arguments yet: {exc}")
+    finally:
+        await model.aclose()  # type: ignore[attr-defined]
+    responses = next(e for e in events if e.get_function_responses()).get_function_responses()
+    bad, ok = (r.response for r in responses)
+    assert bad["status"] == "error" and bad["error"]["code"] == "tool.invalid_arguments"
+    assert ok == {"result": True}
+    assert events[-1].content is not None and events[-1].content.text == "2 is even."
+    # The call goes back to the model, paired with its error.
+    assert [r.call_id for r in dialect.results(server.last_body)] == ["call_bad", "call_ok"]
+
+
 # -- errors ----------------------------------------------------------------------------------
 
 
@@ -333,7 +367,7 @@ async def test_api_errors_become_error_responses(
     # A 429 is retried by the SDK (twice, by default); a 400 or 401 is not.
     assert len(server.requests) == (3 if status == 429 else 1)
     [response] = responses
-    message, code = dialect.error_text(status)  # type: ignore[attr-defined]
+    message, code = dialect.error_text(status)
     assert response.error_code == str(status)
     assert response.error_message == f"{message} ({code})"
     assert response.content is None
