@@ -110,6 +110,7 @@ class Agent:
         seen: set[str] = set()
         for t in self.tools:
             if isinstance(t, FunctionTool):
+                t.check_callable(where=f"agent {name}: ")
                 _ = t.spec  # a broken tool fails here, naming function and parameter
             if t.name in seen:
                 raise ValueError(f"agent {name}: two tools are named {t.name!r}")
@@ -290,8 +291,12 @@ class AgentTool(BaseTool):
         final_text = ""
         error: str | None = None
         try:
+            # The child runs under its caller's settings: scopes, timeouts, redaction.
             async for event in runner.run_async(
-                user_id=session.user_id, session_id=session.id, new_message=message
+                user_id=session.user_id,
+                session_id=session.id,
+                new_message=message,
+                run_config=getattr(ctx, "_run_config", None),
             ):
                 if event.error_code:
                     error = f"{event.error_code}: {event.error_message}"

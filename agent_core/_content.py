@@ -17,11 +17,21 @@ __all__ = ["Content", "FunctionCall", "FunctionResponse", "Part"]
 
 @dataclass(slots=True)
 class FunctionCall:
-    """A model's request to call tool ``name`` with ``args``; ``id`` pairs it with its response."""
+    """A model's request to call tool ``name`` with ``args``; ``id`` pairs it with its response.
+
+    ``args`` is a dict when the model behaved; whatever else it sent (a list, a text, a
+    number, null) is kept as sent, and the loop answers the call with
+    ``tool.invalid_arguments``.
+    """
 
     id: str | None
     name: str
-    args: dict[str, Any] = field(default_factory=dict)
+    args: Any = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        _check_text(self.name, "a function call's name")
+        if self.id is not None:
+            _check_text(self.id, "a function call's id")
 
     def to_dict(self) -> dict[str, Any]:
         """The Gemini wire shape."""
@@ -33,7 +43,12 @@ class FunctionCall:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> FunctionCall:
         """Read the wire shape (``{"id", "name", "args"}``)."""
-        return cls(id=data.get("id"), name=data["name"], args=dict(data.get("args") or {}))
+        args = data.get("args", {})
+        return cls(
+            id=data.get("id"),
+            name=_required(data, "name", "function call"),
+            args=dict(args) if isinstance(args, dict) else args,
+        )
 
 
 @dataclass(slots=True)
@@ -49,6 +64,15 @@ class FunctionResponse:
     response: dict[str, Any]
     will_continue: bool | None = None
     parts: list[Part] | None = None
+
+    def __post_init__(self) -> None:
+        _check_text(self.name, "a function response's name")
+        if not isinstance(self.response, dict):
+            raise TypeError(
+                f"a function response's response must be a dict, not {type(self.response).__name__}"
+            )
+        if self.parts is not None:
+            self.parts = _parts(self.parts, "a function response's parts")
 
     def to_dict(self) -> dict[str, Any]:
         """The Gemini wire shape (camelCase keys)."""
@@ -67,9 +91,9 @@ class FunctionResponse:
         parts = data.get("parts")
         return cls(
             id=data.get("id"),
-            name=data["name"],
+            name=_required(data, "name", "function response"),
             response=dict(data.get("response") or {}),
-            will_continue=data.get("willContinue"),
+            will_continue=data.get("willContinue", data.get("will_continue")),
             parts=[Part.from_dict(p) for p in parts] if parts else None,
         )
 
@@ -86,6 +110,22 @@ class Part:
     thought: bool | None = None
     #: Opaque bytes some models attach to a part and need back unchanged.
     thought_signature: bytes | None = None
+
+    def __post_init__(self) -> None:
+        # google.genai users write the nested fields as dicts: read them here, so that a
+        # wrong value is a TypeError now, not an AttributeError deep in the loop.
+        if self.function_call is not None and type(self.function_call) is not FunctionCall:
+            self.function_call = _nested(self.function_call, FunctionCall, "function_call")
+        if self.function_response is not None and type(self.function_response) is not (
+            FunctionResponse
+        ):
+            self.function_response = _nested(
+                self.function_response, FunctionResponse, "function_response"
+            )
+        if self.inline_data is not None and not isinstance(self.inline_data, Blob):
+            self.inline_data = _blob(_wire(self.inline_data, "inline_data"))
+        if self.file_data is not None and not isinstance(self.file_data, FileRef):
+            self.file_data = _file_ref(_wire(self.file_data, "file_data"))
 
     @classmethod
     def from_text(cls, text: str) -> Part:
@@ -142,22 +182,8 @@ class Part:
             function_response=FunctionResponse.from_dict(response)
             if response is not None
             else None,
-            inline_data=(
-                Blob(
-                    inline.get("mimeType", inline.get("mime_type", "application/octet-stream")),
-                    base64.b64decode(inline.get("data", "")),
-                )
-                if inline is not None
-                else None
-            ),
-            file_data=(
-                FileRef(
-                    file.get("fileUri", file.get("file_uri", "")),
-                    file.get("mimeType", file.get("mime_type", "application/octet-stream")),
-                )
-                if file is not None
-                else None
-            ),
+            inline_data=_blob(inline) if inline is not None else None,
+            file_data=_file_ref(file) if file is not None else None,
         )
 
 
@@ -167,6 +193,10 @@ class Content:
 
     role: str
     parts: list[Part] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if not all(type(p) is Part for p in self.parts):
+            self.parts = _parts(self.parts, "a content's parts")
 
     @property
     def text(self) -> str:
@@ -183,3 +213,62 @@ class Content:
         return cls(
             role=data.get("role", "user"), parts=[Part.from_dict(p) for p in data.get("parts", [])]
         )
+
+
+# -- reading wire-shape dicts ------------------------------------------------------------------
+
+
+def _check_text(value: object, what: str) -> None:
+    if not isinstance(value, str):
+        raise TypeError(f"{what} must be str, not {type(value).__name__}")
+
+
+def _required(data: dict[str, Any], key: str, what: str) -> Any:
+    if key not in data:
+        raise TypeError(f"a {what} needs a {key!r}; got keys {sorted(map(str, data))}")
+    return data[key]
+
+
+def _wire(value: object, field_name: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise TypeError(
+            f"Part.{field_name} must be its type or its wire-shape dict, not {type(value).__name__}"
+        )
+    return value
+
+
+def _nested(value: object, kind: type[Any], field_name: str) -> Any:
+    if isinstance(value, kind):
+        return value
+    return kind.from_dict(_wire(value, field_name))
+
+
+def _parts(parts: Any, what: str) -> list[Part]:
+    if not isinstance(parts, list | tuple):
+        raise TypeError(f"{what} must be a list of Part, not {type(parts).__name__}")
+    out: list[Part] = []
+    for part in parts:
+        if isinstance(part, Part):
+            out.append(part)
+        elif isinstance(part, dict):
+            out.append(Part.from_dict(part))
+        else:
+            raise TypeError(f"{what} must be Parts or their wire-shape dicts, not {part!r:.80}")
+    return out
+
+
+def _blob(data: dict[str, Any]) -> Blob:
+    raw = data.get("data", b"")
+    if isinstance(raw, str):
+        raw = base64.b64decode(raw)
+    if not isinstance(raw, bytes | bytearray):
+        raise TypeError(f"inline data must be bytes or base64 text, not {type(raw).__name__}")
+    mime = data.get("mimeType", data.get("mime_type", "application/octet-stream"))
+    return Blob(mime, bytes(raw))
+
+
+def _file_ref(data: dict[str, Any]) -> FileRef:
+    return FileRef(
+        data.get("fileUri", data.get("file_uri", "")),
+        data.get("mimeType", data.get("mime_type", "application/octet-stream")),
+    )

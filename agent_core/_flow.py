@@ -13,7 +13,7 @@ import asyncio
 import inspect
 import json
 import logging
-from collections.abc import AsyncGenerator, Coroutine, Sequence
+from collections.abc import AsyncGenerator, Coroutine, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from tooling import (
@@ -23,6 +23,7 @@ from tooling import (
     Scheduler,
     ToolCall,
     ToolContext,
+    ToolError,
     ToolProgress,
     ToolResponse,
 )
@@ -32,9 +33,11 @@ from ._agent import Agent
 from ._content import Content, FunctionCall, FunctionResponse, Part
 from ._events import Event, EventActions
 from ._ids import new_id
+from ._storable import clean, state_problem, storable_event
 from ._tool_context import InvocationToolContext
 from ._tracing import invocation_trace
 from .models.base import LlmRequest, LlmResponse
+from .models.scripted import ScriptExhausted
 
 if TYPE_CHECKING:
     from ._runner import RunConfig, Runner
@@ -218,11 +221,16 @@ class Invocation:
         content = response.content or Content(role="model", parts=[])
         content.role = "model"
         calls: list[FunctionCall] = []
+        refused: dict[int, ToolError] = {}
         for part in content.parts:
             if part.function_call is not None:
-                if not part.function_call.id:
-                    part.function_call.id = new_id(GENERATED_ID_PREFIX.rstrip("-"))
-                calls.append(part.function_call)
+                call = part.function_call
+                if not call.id:
+                    call.id = new_id(GENERATED_ID_PREFIX.rstrip("-"))
+                error = _refusal(call, tools)
+                if error is not None:
+                    refused[len(calls)] = error
+                calls.append(call)
         model_event = Event(
             author=agent.name,
             content=content,
@@ -237,7 +245,7 @@ class Invocation:
             yield await self._store(model_event)
             return
         yield model_event
-        async for event in self._dispatch(agent, tools, calls, model_event):
+        async for event in self._dispatch(agent, tools, calls, model_event, refused=refused):
             yield event
 
     # -- model -------------------------------------------------------------------------
@@ -267,8 +275,15 @@ class Invocation:
         except asyncio.CancelledError:
             raise
         except Exception as exc:
+            # The adapter's own failure (an API's error comes as an error response, with
+            # the provider's words): its text may hold secrets, so it goes to the log.
             final = LlmResponse(
-                error_code="model.failed", error_message=f"{type(exc).__name__}: {exc}"
+                error_code="model.failed",
+                error_message=self._failure_text(
+                    f"model {type(agent.model).__name__} ({agent.model.model})",
+                    exc,
+                    type_first=True,
+                ),
             )
         if final is None:
             if text_so_far:
@@ -345,8 +360,9 @@ class Invocation:
                 return self._error(
                     agent,
                     "agent.toolset_failed",
-                    f"toolset {type(toolset).__name__} failed to list its tools: "
-                    f"{type(exc).__name__}: {exc}",
+                    self._failure_text(
+                        f"toolset {type(toolset).__name__} (listing its tools)", exc
+                    ),
                 )
         tools: dict[str, BaseTool] = {}
         for t in found:
@@ -374,6 +390,7 @@ class Invocation:
             memory_service=self.runner.memory_service,
             function_call_id=call_id,
             auth_responses=auth,
+            run_config=self.config,
         )
 
     async def _dispatch(
@@ -384,8 +401,14 @@ class Invocation:
         model_event: Event | None,
         confirmations: dict[str, Confirmation] | None = None,
         auth: dict[str, dict[str, Any]] | None = None,
+        *,
+        refused: Mapping[int, ToolError] | None = None,
     ) -> AsyncGenerator[Event, None]:
-        """Run ``calls``; store ``model_event`` (if any) with the response event."""
+        """Run ``calls``; store ``model_event`` (if any) with the response event.
+
+        ``refused`` answers calls (by index) with an error without running them.
+        """
+        refused = refused or {}
         config = self.config
         scheduler = Scheduler(
             tools.values(),
@@ -406,9 +429,12 @@ class Invocation:
             contexts.setdefault(call.id, ctx)
             return ctx
 
-        tool_calls = [ToolCall(id=c.id or "", name=c.name, args=c.args) for c in calls]
+        tool_calls = [
+            ToolCall(id=c.id or "", name=c.name, args={} if i in refused else c.args)
+            for i, c in enumerate(calls)
+        ]
         streaming = scheduler.stream(
-            tool_calls,
+            [c for i, c in enumerate(tool_calls) if i not in refused],
             context_factory=make_context,
             confirmations=confirmations,
             granted_scopes=config.granted_scopes,
@@ -430,7 +456,11 @@ class Invocation:
                         ),
                         partial=True,
                     )
-            finals = items.responses
+            run = iter(items.responses)
+        finals = [
+            _refused_response(call, refused[i]) if i in refused else next(run)
+            for i, call in enumerate(tool_calls)
+        ]
 
         answered: list[Part] = []
         actions = EventActions()
@@ -454,8 +484,21 @@ class Invocation:
             ):
                 waiting_long.add(call.id)
                 continue
-            answered.append(_response_part(final))
             ctx = contexts.get(call.id)
+            if ctx is not None:
+                problem = state_problem(ctx.actions.state_delta)
+                if problem is not None:
+                    # Written straight into the actions, past the state's own check: the
+                    # call fails and its writes are dropped, so the session stays storable.
+                    final = _refused_response(
+                        call,
+                        ToolError(
+                            f"tool {call.name!r} wrote state that cannot be stored: {problem}",
+                            code="tool.failed",
+                        ),
+                    )
+                    ctx = None
+            answered.append(_response_part(final))
             if ctx is not None:
                 _merge_actions(actions, ctx)
 
@@ -619,7 +662,7 @@ class Invocation:
         if event.error_code is not None and self.trace is not None:
             self.trace.error(event)
         if not event.partial:
-            await self.runner.session_service.append_event(self.session, event)
+            await self.runner.session_service.append_event(self.session, storable_event(event))
         return event
 
     async def _store_all(self, events: list[Event]) -> None:
@@ -630,7 +673,23 @@ class Invocation:
         return self._error(
             agent,
             "agent.callback_failed",
-            f"{which} of agent {agent.name} raised {type(exc).__name__}: {exc}",
+            self._failure_text(f"{which} of agent {agent.name}", exc),
+        )
+
+    def _failure_text(self, what: str, exc: BaseException, *, type_first: bool = False) -> str:
+        """What an event says of an exception raised by ``what``; logged with its traceback.
+
+        Only its type, unless ``RunConfig.expose_errors``: events reach end users and
+        models, and exception text can carry secrets.
+        """
+        logger.warning("%s failed with %s", what, type(exc).__name__, exc_info=exc)
+        kind = type(exc).__name__
+        # A script running out is the framework's own words, written for the developer.
+        if self.config.expose_errors or isinstance(exc, ScriptExhausted):
+            return f"{kind}: {exc}" if type_first else f"{what} raised {kind}: {exc}"
+        hidden = "the error text is not shown; it may contain private data"
+        return (
+            f"{kind} from {what} ({hidden})" if type_first else f"{what} raised {kind} ({hidden})"
         )
 
     def _error(self, agent: Agent, code: str, message: str) -> Event:
@@ -688,6 +747,49 @@ async def _finish_even_if_cancelled(work: Coroutine[Any, Any, None]) -> None:
 
 async def _maybe_await(value: Any) -> Any:
     return await value if inspect.isawaitable(value) else value
+
+
+def _refusal(call: FunctionCall, tools: Mapping[str, BaseTool]) -> ToolError | None:
+    """Why ``call`` cannot run as the model sent it (None: it can); made storable meanwhile.
+
+    A name or arguments holding what JSON text cannot (a lone surrogate, an int past the
+    digit limit) are escaped for the store; a call of a known tool with such arguments,
+    or with arguments that are not an object, is answered ``tool.invalid_arguments``.
+    (An unknown name is left to the scheduler, which answers ``tool.not_found``.)
+    """
+    call.name, _ = clean(call.name)
+    call.args, problem = clean(call.args)
+    if call.name not in tools:
+        return None
+    if not isinstance(call.args, dict):
+        kind = _JSON_KINDS.get(type(call.args), type(call.args).__name__)
+        return ToolError(
+            f"invalid arguments for tool {call.name!r}: they must be a JSON object, not {kind}",
+            code="tool.invalid_arguments",
+            details=[{"loc": [], "msg": "Input should be an object", "type": "model_type"}],
+        )
+    if problem is not None:
+        return ToolError(
+            f"invalid arguments for tool {call.name!r}: they hold {problem}",
+            code="tool.invalid_arguments",
+            details=[{"loc": [], "msg": f"Input holds {problem}", "type": "value_error"}],
+        )
+    return None
+
+
+_JSON_KINDS: dict[type, str] = {
+    list: "an array",
+    tuple: "an array",
+    str: "a string",
+    int: "a number",
+    float: "a number",
+    bool: "a boolean",
+    type(None): "null",
+}
+
+
+def _refused_response(call: ToolCall, error: ToolError) -> ToolResponse:
+    return ToolResponse(id=call.id, name=call.name, response=error.to_response(), error=error)
 
 
 def _response_part(final: ToolResponse, *, will_continue: bool | None = None) -> Part:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import logging
 import queue
@@ -200,15 +201,19 @@ class Runner(Closing):
                     finished = True
                     return
                 if isinstance(item, _Failure):
+                    # The run is over (its loop may already be closed): nothing to cancel.
+                    finished = True
                     if isinstance(item.exc, asyncio.CancelledError):
-                        finished = True
                         return
                     raise item.exc
                 yield item
         finally:
             if not finished:
                 loop, task = box["loop"], box["task"]
-                loop.call_soon_threadsafe(task.cancel)
+                # The run may have ended (and closed its loop) meanwhile: then there is
+                # nothing left to cancel, and no secondary error to raise.
+                with contextlib.suppress(RuntimeError):
+                    loop.call_soon_threadsafe(task.cancel)
             thread.join()
 
     # -- closing -------------------------------------------------------------------------

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tooling import Blob, MemoryHit, ToolActions, ToolContext
 from tooling._context import artifact_blob
 
+from ._storable import clean
 from .services.base import BaseArtifactService, BaseMemoryService
+
+if TYPE_CHECKING:
+    from ._runner import RunConfig
 
 __all__ = ["InvocationToolContext"]
 
@@ -34,6 +38,7 @@ class InvocationToolContext(ToolContext):
         function_call_id: str = "",
         auth_responses: Mapping[str, Mapping[str, Any]] | None = None,
         actions: ToolActions | None = None,
+        run_config: RunConfig | None = None,
     ) -> None:
         super().__init__(
             invocation_id=invocation_id,
@@ -46,6 +51,8 @@ class InvocationToolContext(ToolContext):
             auth_responses=auth_responses,
         )
         self.app_name = app_name
+        #: The run's settings; an ``AgentTool``'s child agent runs under them too.
+        self._run_config = run_config
         self._artifacts = artifact_service
         self._memory = memory_service
 
@@ -55,7 +62,12 @@ class InvocationToolContext(ToolContext):
     async def save_artifact(
         self, name: str, data: Blob | bytes | str, mime_type: str | None = None
     ) -> int:
-        """Save a new version of artifact ``name`` in the session; return its version."""
+        """Save a new version of artifact ``name`` in the session; return its version.
+
+        ``name`` must be text every store can hold (``ValueError`` otherwise).
+        """
+        if not isinstance(name, str) or not name or clean(name)[1] is not None:
+            raise ValueError(f"an artifact name must be non-empty UTF-8 text, not {name!r:.80}")
         version = await self._artifacts.save_artifact(
             **self._where(), filename=name, artifact=artifact_blob(data, mime_type)
         )

@@ -203,6 +203,17 @@ class FunctionTool(BaseTool, Generic[P, R]):
                 instance.__dict__[self._attr_name] = bound
         return bound
 
+    def check_callable(self, *, where: str = "") -> None:
+        """Raise ``TypeError`` if the tool cannot be called as it is: a method tool taken
+        from its class (``Store.add``) rather than from an instance (``store.add``)."""
+        if self._func is self._unbound_method and self._target.binding == "instance":
+            owner, _, method = self.__qualname__.rpartition(".")
+            raise TypeError(
+                f"{where}tool {self.name!r} is the method {self.__qualname__} taken from its "
+                f"class: pass it from an instance ({owner or 'obj'}(...).{method}, e.g. "
+                f"store.{method} with store = {owner or 'TheClass'}(...))"
+            )
+
     @property
     def is_generator(self) -> bool:
         """True for a generator or async generator function: it streams its updates."""

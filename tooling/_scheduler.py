@@ -103,6 +103,7 @@ class Scheduler:
         for item in tools:
             found = item if isinstance(item, BaseTool) else FunctionTool(item)
             if isinstance(found, FunctionTool):
+                found.check_callable()
                 _ = found.spec  # build now: a broken tool fails here, not mid-turn
             if found.name in self._tools:
                 raise ValueError(f"two tools are named {found.name!r}; tool names must be unique")
