@@ -195,8 +195,10 @@ class Content:
     parts: list[Part] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        if not all(type(p) is Part for p in self.parts):
-            self.parts = _parts(self.parts, "a content's parts")
+        for part in self.parts:
+            if type(part) is not Part:
+                self.parts = _parts(self.parts, "a content's parts")
+                return
 
     @property
     def text(self) -> str:
