@@ -20,8 +20,10 @@ Live or replay
     and the SDK's ``OPENAI_BASE_URL`` / ``ANTHROPIC_BASE_URL`` are honoured.
 
 What the user says
-    On a terminal: an interactive chat (``you>``; ``exit`` or end-of-file ends it), and
-    a confirmation request is asked at the prompt (``[y/N]``). Otherwise each line of
+    With a live model on a terminal: an interactive chat (``you>``; ``exit`` or
+    end-of-file ends it), and a confirmation request is asked at the prompt (``[y/N]``).
+    A replay never asks: on a terminal it plays the recorded user turns and answers (the
+    replay file's ``prompts``). Otherwise each line of
     stdin is a user turn (``y``/``n`` answer a pending confirmation; a line holding a JSON
     prompt such as ``{"confirm": true}`` or ``{"function_response": {...}}`` is read as
     one); when stdin gives nothing, the replay file's ``prompts`` are played, so
@@ -463,15 +465,16 @@ def cmd_run(args: argparse.Namespace) -> int:
     live = _has_api_key(args.model) and args.replay is None
     if args.replay is not None and not replay.is_file():
         raise CliError(f"replay file not found: {args.replay}")
+    # The folder's own problems (an import error, no root_agent, a tool that cannot be
+    # built) come first: they are what needs fixing, key or no key.
+    module = load_agent_dir(folder)
+    root = _root_agent(module, folder)
     if not live and not replay.is_file():
         raise CliError(
             NO_REPLAY.replace("GOOGLE_API_KEY", _key_variables(args.model)[0])
             if args.model
             else NO_REPLAY
         )
-
-    module = load_agent_dir(folder)
-    root = _root_agent(module, folder)
     out = _Output(args.json)
     prompts: list[ReplayPrompt] = []
     if live:
@@ -493,10 +496,14 @@ def cmd_run(args: argparse.Namespace) -> int:
         env = getattr(module, "REPLAY_ENV", None) or {}
         os.environ.update({str(k): str(v) for k, v in dict(env).items()})
         why = "--replay given" if args.replay is not None else "no GOOGLE_API_KEY"
-        out.note(f"replaying {replay} with a ScriptedModel ({why}): no model is called")
+        out.note(
+            f"replaying {replay} with a ScriptedModel ({why}): no model is called; the "
+            "recorded user turns and answers are played"
+        )
 
-    interactive = sys.stdin.isatty()
-    piped: list[ReplayPrompt] = [] if interactive else _stdin_prompts()
+    # Only a live model chats: a replay plays its recorded turns, on a terminal too.
+    interactive = live and sys.stdin.isatty()
+    piped: list[ReplayPrompt] = [] if sys.stdin.isatty() else _stdin_prompts()
     if not interactive and not piped and not prompts:
         raise CliError("nothing to say: stdin is empty and there are no replay prompts")
 

@@ -363,6 +363,8 @@ def test_debug_shows_the_traceback(tools_dir: Path) -> None:
 
 # -- tooling call --------------------------------------------------------------------------
 
+GRANT = ("--grant", "files:write")  # delete_file declares this scope
+
 
 def test_call_success(tools_dir: Path) -> None:
     result = tooling_cli("call", "cli_tools:is_even", '{"number": 4}', cwd=tools_dir)
@@ -424,7 +426,7 @@ def test_call_not_found_lists_the_tools(tools_dir: Path) -> None:
 
 def test_call_confirmation_answered_yes(tools_dir: Path) -> None:
     result = tooling_cli(
-        "call", "cli_tools:delete_file", '{"path": "a.txt"}', cwd=tools_dir, stdin="y\n"
+        "call", "cli_tools:delete_file", '{"path": "a.txt"}', *GRANT, cwd=tools_dir, stdin="y\n"
     )
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout) == {"deleted": "a.txt"}
@@ -433,21 +435,23 @@ def test_call_confirmation_answered_yes(tools_dir: Path) -> None:
 
 def test_call_confirmation_answered_no(tools_dir: Path) -> None:
     result = tooling_cli(
-        "call", "cli_tools:delete_file", '{"path": "a.txt"}', cwd=tools_dir, stdin="n\n"
+        "call", "cli_tools:delete_file", '{"path": "a.txt"}', *GRANT, cwd=tools_dir, stdin="n\n"
     )
     assert result.returncode == 1
     assert json.loads(result.stdout)["error"]["code"] == "tool.rejected"
 
 
 def test_call_confirmation_without_an_answer_is_no(tools_dir: Path) -> None:
-    result = tooling_cli("call", "cli_tools:delete_file", '{"path": "a.txt"}', cwd=tools_dir)
+    result = tooling_cli(
+        "call", "cli_tools:delete_file", '{"path": "a.txt"}', *GRANT, cwd=tools_dir
+    )
     assert result.returncode == 1
     assert json.loads(result.stdout)["error"]["code"] == "tool.rejected"
 
 
 def test_call_yes_confirms_in_advance(tools_dir: Path) -> None:
     result = tooling_cli(
-        "call", "cli_tools:delete_file", '{"path": "b.txt"}', "--yes", cwd=tools_dir
+        "call", "cli_tools:delete_file", '{"path": "b.txt"}', "--yes", *GRANT, cwd=tools_dir
     )
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout) == {"deleted": "b.txt"}

@@ -15,9 +15,10 @@
     ``127.0.0.1`` unless given). Toolsets are asked for their tools at each listing.
     Logs go to stderr only.
 
-``tooling call TARGET:TOOL ['JSON'] [--timeout S] [--yes]``
+``tooling call TARGET:TOOL ['JSON'] [--timeout S] [--yes] [--grant SCOPE ...]``
     Validates the arguments and runs one tool through a ``Scheduler``, outside any agent:
-    scopes the tool declares are granted, a confirmation is asked for at the prompt
+    only the scopes given with ``--grant`` are granted (a tool declaring others is
+    ``tool.forbidden``), a confirmation is asked for at the prompt
     (``--yes`` answers it in advance), ``--timeout`` bounds the call. Prints the response
     as JSON on stdout. Progress chunks go to stderr prefixed by their stream
     (``[stdout] ...``); a long-running tool's intermediate responses go to stderr too, under
@@ -28,7 +29,8 @@
 TARGET is a module (``pkg.mod``), ``module:attr`` (a tool, toolset, agent, function, or
 a list of them), a ``.py`` file (loaded by path, under a unique module name), or a
 directory holding an ``agent.py``. In a module, tools are the ``BaseTool`` instances
-among its attributes, the tools of its ``BaseToolset`` instances (filter and prefix
+among its attributes, the bound method tools of its instances (``@tool`` on a method of
+their class), the tools of its ``BaseToolset`` instances (filter and prefix
 applied), and the tools of its agents (``root_agent`` and the rest) when the module uses
 ``agent_core``.
 
@@ -312,6 +314,24 @@ def _agents_below(agent: Any) -> list[Any]:
     return out
 
 
+def _method_tools(obj: object) -> list[BaseTool]:
+    """The bound method tools of an instance (``@tool`` on methods of its class)."""
+    if isinstance(obj, type | types.ModuleType) or callable(obj):
+        return []
+    tools: list[BaseTool] = []
+    seen: set[str] = set()
+    for klass in type(obj).__mro__:
+        for name, attr in vars(klass).items():
+            if name in seen:
+                continue
+            seen.add(name)
+            if isinstance(attr, FunctionTool) and attr._target.binding != "none":
+                bound = getattr(obj, name, None)
+                if isinstance(bound, BaseTool):
+                    tools.append(bound)
+    return tools
+
+
 async def discover_tools(obj: object, label: str) -> tuple[list[FoundTool], list[BaseToolset]]:
     """The tools in ``obj`` (a module, tool, toolset, agent, function or list of them).
 
@@ -342,6 +362,10 @@ async def discover_tools(obj: object, label: str) -> tuple[list[FoundTool], list
             except Exception as exc:
                 name = getattr(item, "__name__", "?")
                 found.found.append(FoundTool(name, origin, error=describe_exception(exc)))
+        else:
+            # An instance whose class has method tools: its bound tools are tools.
+            for bound in _method_tools(item):
+                found.add(bound, origin)
 
     async def visit_toolset(toolset: BaseToolset, origin: str) -> None:
         if any(t is toolset for t in found.toolsets):
@@ -656,10 +680,12 @@ def _find_tool(found: Sequence[FoundTool], name: str, obj: object, target: str) 
         if entry.tool is not None and entry.name == name:
             return entry.tool
     if isinstance(obj, types.ModuleType):
-        attr = getattr(obj, name, None)
+        attr: Any = obj
+        for piece in name.split("."):  # store.add_note: an instance's method tool
+            attr = getattr(attr, piece, None)
         if isinstance(attr, BaseTool):
             return attr
-        if isinstance(attr, types.FunctionType):
+        if isinstance(attr, types.FunctionType | types.MethodType):
             return FunctionTool(attr)
     names = ", ".join(sorted({e.name for e in found if e.tool is not None})) or "(none)"
     raise CliError(f"no tool named {name!r} in {target}; the tools are: {names}")
@@ -681,7 +707,8 @@ async def _call(args: argparse.Namespace) -> int:
                 f"tool {name!r} cannot be built: {describe_exception(exc)}", EXIT_TOOL_ERROR
             ) from exc
         try:
-            return await _run_call(scheduler, tool, arguments, args.yes)
+            granted = frozenset(args.grant or ())
+            return await _run_call(scheduler, tool, arguments, args.yes, granted)
         finally:
             scheduler.close()
     finally:
@@ -689,12 +716,16 @@ async def _call(args: argparse.Namespace) -> int:
 
 
 async def _run_call(
-    scheduler: Scheduler, tool: BaseTool, arguments: dict[str, Any], yes: bool
+    scheduler: Scheduler,
+    tool: BaseTool,
+    arguments: dict[str, Any],
+    yes: bool,
+    granted: frozenset[str],
 ) -> int:
     call = ToolCall(id="cli-1", name=tool.name, args=arguments)
     confirmations: dict[str, Confirmation] = {}
     while True:
-        final = await _stream_call(scheduler, tool, call, confirmations)
+        final = await _stream_call(scheduler, tool, call, confirmations, granted)
         request = (
             final.response.get("confirmation")
             if final.response.get("status") == "confirmation_required"
@@ -724,7 +755,11 @@ async def _run_call(
 
 
 async def _stream_call(
-    scheduler: Scheduler, tool: BaseTool, call: ToolCall, confirmations: dict[str, Confirmation]
+    scheduler: Scheduler,
+    tool: BaseTool,
+    call: ToolCall,
+    confirmations: dict[str, Confirmation],
+    granted: frozenset[str],
 ) -> ToolResponse:
     view = _ProgressView(sys.stderr, tool.name)
     final: ToolResponse | None = None
@@ -739,7 +774,7 @@ async def _stream_call(
         ticker = asyncio.create_task(spin())
     try:
         async with scheduler.stream(
-            [call], confirmations=confirmations, granted_scopes=frozenset(tool.scopes)
+            [call], confirmations=confirmations, granted_scopes=granted
         ) as items:
             async for item in items:
                 if isinstance(item, ToolProgress):
@@ -838,6 +873,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     call.add_argument(
         "--yes", "-y", action="store_true", help="confirm in advance if the tool asks"
+    )
+    call.add_argument(
+        "--grant",
+        action="append",
+        metavar="SCOPE",
+        help="grant a scope the tool declares (repeatable; none is granted by default)",
     )
     call.add_argument("--debug", action="store_true", help=argparse.SUPPRESS)
     call.set_defaults(handler=cmd_call)
