@@ -379,14 +379,9 @@ class _Dispatch:
             finally:
                 done[index].set()
 
-        try:
-            async with asyncio.TaskGroup() as calls:
-                for index in segment.members:
-                    calls.create_task(member(index))
-        except BaseExceptionGroup as group_error:
-            # What a call let through (KeyboardInterrupt, a BaseException of the tool's
-            # own) comes out as itself, as under SEQUENTIAL.
-            raise _first_leaf(group_error) from None
+        async with asyncio.TaskGroup() as calls:
+            for index in segment.members:
+                calls.create_task(member(index))
 
     def _note_blocking(self, index: int) -> None:
         """A call that waits for the user holds back the calls that conflict with it.
