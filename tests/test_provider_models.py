@@ -341,8 +341,6 @@ async def test_arguments_that_are_not_json_are_that_calls_invalid_arguments_in_a
                 run_config=RunConfig(stream=True),
             )
         ]
-    except ValueError as exc:  # FunctionCall.from_dict reads only object arguments today
-        pytest.xfail(f"the loop cannot store a call's non-object arguments yet: {exc}")
     finally:
         await model.aclose()  # type: ignore[attr-defined]
     responses = next(e for e in events if e.get_function_responses()).get_function_responses()
