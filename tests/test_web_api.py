@@ -478,3 +478,65 @@ def test_the_base_install_gains_no_dependency_and_the_page_is_small() -> None:
     assert sum(f.stat().st_size for f in files) <= 150 * 1024
     for f in files:  # no external URL: everything comes from the server itself
         assert not re.search(r"(https?:)?//[a-z0-9.-]+\.[a-z]{2,}", f.read_text()), f
+
+
+# -- runs ----------------------------------------------------------------------------------------
+
+
+def test_stored_spans_become_invocations_and_bars(tmp_path) -> None:
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+
+    from agent_core.trace_db import SqliteSpanExporter, find_trace, read_trace
+
+    db = tmp_path / "spans.db"
+    provider = TracerProvider()  # not the global one: only this test's spans
+    provider.add_span_processor(SimpleSpanProcessor(SqliteSpanExporter(db)))
+    tracer = provider.get_tracer("test")
+    with tracer.start_as_current_span(
+        "invoke_agent bot",
+        attributes={"agent_core.invocation.id": "inv-1", "gen_ai.agent.name": "bot"},
+    ) as root:
+        with tracer.start_as_current_span("chat scripted"):
+            pass
+        with tracer.start_as_current_span(
+            "execute_tool read",
+            attributes={"tooling.call.index": 0, "gen_ai.tool.call.id": "c0"},
+        ):
+            pass
+        with tracer.start_as_current_span(
+            "execute_tool write",
+            attributes={
+                "tooling.call.index": 1,
+                "gen_ai.tool.call.id": "c1",
+                "tooling.call.queue_wait_s": 0.25,
+                "tooling.call.waited_for": ["c0"],
+                "tooling.call.wait_reason": "barrier",
+            },
+        ):
+            pass
+    provider.shutdown()
+    trace_id = format(root.get_span_context().trace_id, "032x")
+    assert find_trace(db, "inv-1") == trace_id and find_trace(db, trace_id) == trace_id
+    assert find_trace(db, "inv-2") is None
+    stored = read_trace(db, trace_id)
+    assert stored[0]["name"] == "invoke_agent bot"
+
+    agent = Agent(name="viewer", model=ScriptedModel(["-"]))
+    with Runner(agent, app_name="v") as runner, serve(runner, trace_db=db) as server:
+        _, info = request(server, "GET", "/api/info")
+        assert info["pages"] == ["tools", "sessions", "runs"]
+        _, body = request(server, "GET", "/api/invocations")
+        [row] = body["invocations"]
+        assert row["id"] == "inv-1" and row["agent"] == "bot" and row["trace_id"] == trace_id
+        _, body = request(server, "GET", "/api/invocations/inv-1/spans")
+        bars = {b["name"]: b for b in body["bars"]}
+        assert [b["kind"] for b in body["bars"]] == ["agent", "model", "tool", "tool"]
+        write = bars["execute_tool write"]
+        by_id = {s["span_id"]: s for s in stored}
+        span = by_id[write["span_id"]]
+        assert write["wait_start_ns"] == span["start_ns"] - 250_000_000 - body["origin_ns"]
+        assert write["start_ns"] == span["start_ns"] - body["origin_ns"]
+        assert write["waited_for"] == ["c0"] and write["wait_reason"] == "barrier"
+        assert write["label"] == "#1 write" and write["depth"] == 1
+        assert request(server, "GET", "/api/invocations/nope/spans")[0] == 404

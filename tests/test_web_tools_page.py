@@ -243,6 +243,7 @@ def test_a_submitted_form_gives_what_tooling_call_prints(page, try_server, tmp_p
     page.fill('[data-input="label"]', "twice")
     page.click("[data-submit]")
     assert _result(page) == json.loads(cli.stdout)
+    page.evaluate("document.querySelector('#tool-detail').scrollTop = 0")
     screenshot(page, "tools")
     # The raw JSON mode sends exactly what is typed.
     page.click("[data-raw-toggle]")

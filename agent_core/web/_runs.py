@@ -106,6 +106,7 @@ def waterfall(spans: list[StoredSpan]) -> dict[str, Any]:
                 "wait_start_ns": queued - origin if queued is not None else None,
                 "waited_for": [str(w) for w in waited],
                 "wait_reason": attributes.get("tooling.call.wait_reason"),
+                "wait_reasons": [str(r) for r in attributes.get("tooling.call.wait_reasons") or []],
                 "conflict_key": attributes.get("tooling.call.conflict_key"),
                 "call_id": attributes.get("gen_ai.tool.call.id"),
                 "call_index": attributes.get("tooling.call.index"),

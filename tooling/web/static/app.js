@@ -310,9 +310,7 @@ const Tools = {
         schedule.text,
         el("div", { class: "muted", text: schedule.change }),
       ),
-      tabs,
-      panel,
-      TryIt.form(tool),
+      el("div", { class: "tool-grid" }, el("div", {}, tabs, panel), TryIt.form(tool)),
     );
     const reports = await Promise.all(
       state.providers.map((p) =>
@@ -550,7 +548,7 @@ const TryIt = {
     const response = final.response;
     const status = final.error_code ? "error" : "ok";
     output.append(
-      el("div", { class: "status-" + status, text: final.error_code ? final.error_code : `ok · ${(final.duration_s * 1000).toFixed(0)} ms` }),
+      el("div", { class: "status-" + status, text: final.error_code ? final.error_code : `ok · ${(final.duration_s * 1000).toFixed(1)} ms` }),
       el("pre", { class: "json", dataset: { result: "", status, errorCode: final.error_code || "", json: json(response, 0) }, text: json(response) }),
     );
     final.parts.forEach((part, index) => {
@@ -916,7 +914,11 @@ const Runs = {
         track.append(el("span", { class: "wf-wait", dataset: { wait: "" }, style: `left:${pct(bar.wait_start_ns)};width:${pct(bar.start_ns - bar.wait_start_ns)}` }));
       }
       track.append(el("span", { class: `wf-run ${bar.kind}${bar.error ? " failed" : ""}`, style: `left:${pct(bar.start_ns)};width:${pct(bar.end_ns - bar.start_ns)}`, title: `${bar.name}: ${((bar.end_ns - bar.start_ns) / 1e6).toFixed(1)} ms` }));
-      const waited = (bar.waited_for || []).map((cid) => (byCall[cid] ? `${byCall[cid].label}` : cid));
+      const reasons = bar.wait_reasons || [];
+      const waited = (bar.waited_for || []).map((cid, i) => {
+        const name = byCall[cid] ? byCall[cid].label : cid;
+        return reasons.length > 1 && reasons[i] ? `${name} [${reasons[i]}]` : name;
+      });
       const why = bar.kind === "tool" && (bar.waited_for || []).length
         ? el("div", { class: "wf-why", dataset: { why: "" } }, `waited ${((bar.start_ns - bar.wait_start_ns) / 1e6).toFixed(1)} ms for ${waited.join(", ")} (${bar.wait_reason || "order"})`)
         : null;
