@@ -327,6 +327,11 @@ def test_sessions_api_pages_and_state_at(tmp_path) -> None:
         ]
         assert page["state_at"] == {"count": 3, "k0": 3, "k1": 1, "k2": 2}
         assert page["state"]["count"] == 29
+        seen = page["last_update_time"]
+        _, same = request(server, "GET", f"/api/sessions/u/a?offset=30&since={seen}")
+        assert same == {"user_id": "u", "id": "a", "unchanged": True}
+        _, other = request(server, "GET", f"/api/sessions/u/a?offset=30&since={seen - 1}")
+        assert other["total"] == 30 and other["events"] == []
         assert request(server, "GET", "/api/sessions/u/nope")[0] == 404
         assert request(server, "GET", "/api/sessions/u/a?state_at=99")[0] == 400
         status, items = request(server, "POST", "/api/sessions/u/new/messages", {"text": "hello"})

@@ -3,7 +3,8 @@
 ``GET /api/sessions`` lists every session of the app (all users) with its last update
 and the calls still waiting; ``GET /api/sessions/{user}/{id}?offset=&limit=&state_at=``
 gives a page of events in the wire shape, the session's state, what is pending and, when
-asked, the state as the events up to index ``state_at`` left it; ``POST
+asked, the state as the events up to index ``state_at`` left it (``since=`` a last update
+time already seen answers ``{"unchanged": true}`` cheaply, for polling); ``POST
 /api/sessions/{user}/{id}/messages`` (``{"text": ...}`` or ``{"content": {...}}`` in the
 wire shape) runs the agent and streams its events as server-sent events.
 """
@@ -74,9 +75,23 @@ class SessionsApi:
         return out
 
     async def page(
-        self, user_id: str, session_id: str, offset: int, limit: int, at: int | None
+        self,
+        user_id: str,
+        session_id: str,
+        offset: int,
+        limit: int,
+        at: int | None,
+        since: float | None = None,
     ) -> dict[str, Any]:
-        """A page of the session's events, with its state and what is pending."""
+        """A page of the session's events, with its state and what is pending.
+
+        With ``since`` (a ``last_update_time`` the caller has seen), a session not updated
+        since is answered ``{"unchanged": true}`` without loading its events.
+        """
+        if since is not None:
+            for user, sid, updated in await _all_sessions(self.service, self.app_name):
+                if user == user_id and sid == session_id and updated == since:
+                    return {"user_id": user_id, "id": session_id, "unchanged": True}
         session = await self.service.get_session(
             app_name=self.app_name, user_id=user_id, session_id=session_id
         )
@@ -214,6 +229,11 @@ def add_session_routes(server: WebServer, apps: Mapping[str, SessionsApi]) -> No
     def one_session(request: Request) -> Reply:
         at_text = request.query.get("state_at")
         at = request.int_query("state_at", 0) if at_text not in (None, "") else None
+        since_text = request.query.get("since")
+        try:
+            since = float(since_text) if since_text else None
+        except ValueError:
+            raise HttpError(400, f"since must be a number, got {since_text!r}") from None
         return Reply(
             server.run(
                 pick(request).page(
@@ -222,6 +242,7 @@ def add_session_routes(server: WebServer, apps: Mapping[str, SessionsApi]) -> No
                     request.int_query("offset", 0),
                     request.int_query("limit", 200, high=MAX_PAGE),
                     at,
+                    since,
                 )
             )
         )

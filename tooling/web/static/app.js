@@ -687,7 +687,7 @@ const Sessions = {
       if (err.status === 404) return { events: [], total: 0, state: {}, pending: [], missing: true };
       throw err;
     });
-    this.current = { user, id, events: body.events, total: body.total, state: body.state, pending: body.pending, missing: !!body.missing };
+    this.current = { user, id, events: body.events, total: body.total, state: body.state, pending: body.pending, missing: !!body.missing, updated: body.last_update_time };
     this.render();
     const detail = $("#session-detail");
     detail.dataset.firstPageMs = String(Math.round(performance.now() - started));
@@ -703,6 +703,7 @@ const Sessions = {
     c.total = body.total;
     c.state = body.state;
     c.pending = body.pending;
+    c.updated = body.last_update_time;
     this.render();
   },
 
@@ -710,11 +711,13 @@ const Sessions = {
     const c = this.current;
     if (!c || c.fresh || state.page !== "sessions" || this.busy) return;
     if (c.events.length < c.total) return; // older pages still to load: the user pages
-    const body = await api(`/api/sessions/${encodeURIComponent(c.user)}/${encodeURIComponent(c.id)}?offset=${c.events.length}&limit=${PAGE_SIZE}`).catch((err) => {
+    const since = c.updated === undefined ? "" : `&since=${c.updated}`;
+    const body = await api(`/api/sessions/${encodeURIComponent(c.user)}/${encodeURIComponent(c.id)}?offset=${c.events.length}&limit=${PAGE_SIZE}${since}`).catch((err) => {
       if (err.status === 404) return null;
       throw err;
     });
-    if (!body || this.current !== c) return;
+    if (!body || body.unchanged || this.current !== c) return;
+    c.updated = body.last_update_time;
     if (body.total !== c.total || body.events.length) {
       c.events.push(...body.events);
       c.total = body.total;
