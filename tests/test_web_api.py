@@ -67,6 +67,16 @@ def write(path: str) -> str:
     return f"wrote {path}"
 
 
+@tool(conflict_key="path")
+def save(path: str) -> str:
+    """Save a file (pretend).
+
+    Args:
+        path: Where.
+    """
+    return f"saved {path}"
+
+
 def request(
     server: WebServer,
     method: str,
@@ -189,14 +199,18 @@ def test_tools_list_and_provider_reports(tools_server) -> None:
     assert status == 200
     assert [t["name"] for t in body["tools"]] == ["erase", "add", "write"]
     by_name = {t["name"]: t for t in body["tools"]}
-    assert by_name["add"]["schedule"]["mode"] == "parallel"
+    assert by_name["add"]["schedule"]["mode"] == "concurrent"
     assert by_name["erase"]["schedule"]["mode"] == "barrier"
-    assert "read_only" in by_name["erase"]["schedule"]["change"]
+    assert "conflict_key" in by_name["erase"]["schedule"]["summary"]
     assert by_name["add"]["parameters"]["properties"]["a"]["type"] == "integer"
     status, report = request(tools_server, "GET", "/api/tools/add?provider=openai-strict")
     assert status == 200 and report["provider"] == "openai-strict"
     assert report["schema"] == add.to_openai(strict=True)
     assert request(tools_server, "GET", "/api/tools/nope")[0] == 404
+    with serve_tools([save]) as keyed:
+        [entry] = request(keyed, "GET", "/api/tools")[1]["tools"]
+        assert entry["schedule"]["mode"] == "keyed"
+        assert entry["schedule"]["conflict_key"] == "path"
     assert request(tools_server, "GET", "/api/tools/add?provider=cobol")[0] == 400
 
 

@@ -320,7 +320,7 @@ def test_images_in_a_response_are_shown(page, try_server) -> None:
 
 def test_schedule_and_flags_are_shown(page, try_server) -> None:
     _open_tool(page, try_server, "picture")
-    assert page.get_attribute("[data-schedule-mode]", "data-schedule-mode") == "parallel"
+    assert page.get_attribute("[data-schedule-mode]", "data-schedule-mode") == "concurrent"
     _open_tool(page, try_server, "erase")
     assert page.get_attribute("[data-schedule-mode]", "data-schedule-mode") == "barrier"
     assert "conflict_key" in page.inner_text("[data-schedule-mode]")

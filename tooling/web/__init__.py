@@ -16,7 +16,7 @@ from typing import Any
 from .._base import BaseTool
 from ..cli import FoundTool
 from ._server import EventStream, HttpError, Reply, Request, WebServer, is_loopback
-from ._tools import ToolCatalogue, add_tool_routes, schedule_of
+from ._tools import ToolCatalogue, add_tool_routes
 
 __all__ = [
     "EventStream",
@@ -28,7 +28,6 @@ __all__ = [
     "add_tool_routes",
     "is_loopback",
     "open_browser",
-    "schedule_of",
     "serve_tools",
 ]
 

@@ -1,6 +1,7 @@
 """The Tools part of the inspector: the catalogue, each provider's view, and try-it calls.
 
-``GET /api/tools`` lists the tools (description, flags, how ``AUTO`` schedules each,
+``GET /api/tools`` lists the tools (description, flags, how ``AUTO`` schedules each (as
+``tooling inspect`` says it),
 the JSON Schema the try-it form is built from); ``GET /api/tools/{name}?provider=P`` is
 the same JSON ``tooling inspect --json --provider P`` prints for that tool (diagnostics
 included, as a fresh process would find them); ``POST /api/tools/{name}/call`` runs the
@@ -18,47 +19,15 @@ from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from typing import Any
 
 from .._base import BaseTool, BaseToolset
+from .._planning import scheduling_of
 from .._scheduler import Scheduler
 from .._types import Blob, Confirmation, FileRef, ToolCall, ToolProgress, ToolResponse
 from ..cli import PROVIDERS, FoundTool, _flags, _inspect_one, describe_exception
 from ._server import EventStream, HttpError, Reply, Request, WebServer
 
-__all__ = ["ToolCatalogue", "add_tool_routes", "schedule_of"]
+__all__ = ["ToolCatalogue", "add_tool_routes"]
 
 CALL_ID = "web-1"
-
-
-def schedule_of(tool: BaseTool) -> dict[str, Any]:
-    """How ``AUTO`` schedules ``tool``, why, and what would change it.
-
-    ``mode`` is ``"parallel"`` (alongside other safe reads), ``"keyed"`` (calls with
-    different conflict keys overlap) or ``"barrier"`` (waits for every earlier call and
-    holds every later one).
-    """
-    key = getattr(tool, "conflict_key", None)
-    if tool.read_only and tool.concurrency_safe:
-        return {
-            "mode": "parallel",
-            "text": "runs alongside other safe reads (read_only and concurrency_safe)",
-            "change": "any call that is not a safe read waits for it, and it for them",
-        }
-    if key is not None:
-        by = f"the parameter {key!r}" if isinstance(key, str) else "a key function"
-        return {
-            "mode": "keyed",
-            "text": f"keyed by {by}: calls with different keys overlap, equal keys keep order",
-            "change": "a call without a key is still a barrier for it",
-        }
-    missing = [flag for flag in ("read_only", "concurrency_safe") if not getattr(tool, flag)]
-    return {
-        "mode": "barrier",
-        "text": "a barrier: starts after every earlier call finished; later calls wait for it",
-        "change": (
-            f"mark it {' and '.join(missing)} if it only reads and is safe to overlap, "
-            "or give it a conflict_key (a parameter or a function of the arguments) "
-            "so calls on different keys overlap"
-        ),
-    }
 
 
 def _fresh(tool: BaseTool) -> BaseTool:
@@ -110,7 +79,7 @@ class ToolCatalogue:
                     item.update(
                         description=tool.description,
                         flags=_flags(tool),
-                        schedule=schedule_of(tool),
+                        schedule=scheduling_of(tool),
                         parameters=tool.parameters_json_schema,
                     )
             except Exception as exc:

@@ -307,8 +307,7 @@ const Tools = {
         "div",
         { class: "schedule " + schedule.mode, dataset: { scheduleMode: schedule.mode } },
         el("strong", { text: "Under AUTO: " }),
-        schedule.text,
-        el("div", { class: "muted", text: schedule.change }),
+        schedule.summary,
       ),
       el("div", { class: "tool-grid" }, el("div", {}, tabs, panel), TryIt.form(tool)),
     );
