@@ -96,6 +96,7 @@ def test_the_first_page_of_a_5000_event_session_shows_within_a_second(page) -> N
                 '#session-detail[data-session-id="big"] [data-event-index="199"]'
             )
             took = time.perf_counter() - started
+            print(f"first page of 5,000 events: {took * 1000:.0f} ms")
             assert took < 1.0, f"the first page took {took:.2f} s"
             assert page.get_attribute("#session-detail", "data-total") == "5000"
             assert page.get_attribute("#session-detail", "data-loaded") == "200"

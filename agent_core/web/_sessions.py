@@ -12,6 +12,7 @@ wire shape) runs the agent and streams its events as server-sent events.
 from __future__ import annotations
 
 import copy
+from collections import OrderedDict
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -29,6 +30,7 @@ from ..sessions.sqlite import SqliteSessionService
 __all__ = ["SessionsApi", "add_session_routes", "pending_calls", "state_at"]
 
 MAX_PAGE = 1000
+_LOADED = 8
 
 
 @dataclass
@@ -40,6 +42,11 @@ class SessionsApi:
     _pending: dict[tuple[str, str], tuple[float, list[dict[str, Any]]]] = field(
         default_factory=dict
     )
+    # The sessions loaded last, by (user, id): (last update, session, pending calls). A
+    # page of a session not updated since it was loaded costs no load.
+    _loaded: OrderedDict[tuple[str, str], tuple[float, Session, list[dict[str, Any]]]] = field(
+        default_factory=OrderedDict
+    )
 
     @property
     def service(self) -> BaseSessionService:
@@ -49,6 +56,40 @@ class SessionsApi:
     def app_name(self) -> str:
         return self.runner.app_name
 
+    async def _load(
+        self, user_id: str, session_id: str, updated: float | None
+    ) -> tuple[Session, list[dict[str, Any]]] | None:
+        """The session and its pending calls; from the cache when ``updated`` matches."""
+        key = (user_id, session_id)
+        cached = self._loaded.get(key)
+        if cached is not None and updated is not None and cached[0] == updated:
+            self._loaded.move_to_end(key)
+            return cached[1], cached[2]
+        session = await self.service.get_session(
+            app_name=self.app_name, user_id=user_id, session_id=session_id
+        )
+        if session is None:
+            self._loaded.pop(key, None)
+            return None
+        pending = pending_calls(session.events)
+        self._loaded[key] = (session.last_update_time, session, pending)
+        self._loaded.move_to_end(key)
+        while len(self._loaded) > _LOADED:
+            self._loaded.popitem(last=False)
+        return session, pending
+
+    async def _updated(self, user_id: str, session_id: str) -> float | None:
+        """The session's last update time, or None (no such session, or the service
+        cannot list sessions: then nothing is cached)."""
+        try:
+            rows = await _all_sessions(self.service, self.app_name)
+        except HttpError:
+            return None
+        for user, sid, updated in rows:
+            if user == user_id and sid == session_id:
+                return updated
+        return None
+
     async def sessions(self) -> list[dict[str, Any]]:
         """Every session of the app, most recently updated first."""
         rows = await _all_sessions(self.service, self.app_name)
@@ -56,10 +97,8 @@ class SessionsApi:
         for user_id, session_id, updated in rows:
             cached = self._pending.get((user_id, session_id))
             if cached is None or cached[0] != updated:
-                session = await self.service.get_session(
-                    app_name=self.app_name, user_id=user_id, session_id=session_id
-                )
-                pending = pending_calls(session.events) if session is not None else []
+                loaded = await self._load(user_id, session_id, updated)
+                pending = loaded[1] if loaded is not None else []
                 self._pending[(user_id, session_id)] = (updated, pending)
             else:
                 pending = cached[1]
@@ -88,15 +127,13 @@ class SessionsApi:
         With ``since`` (a ``last_update_time`` the caller has seen), a session not updated
         since is answered ``{"unchanged": true}`` without loading its events.
         """
-        if since is not None:
-            for user, sid, updated in await _all_sessions(self.service, self.app_name):
-                if user == user_id and sid == session_id and updated == since:
-                    return {"user_id": user_id, "id": session_id, "unchanged": True}
-        session = await self.service.get_session(
-            app_name=self.app_name, user_id=user_id, session_id=session_id
-        )
-        if session is None:
+        updated = await self._updated(user_id, session_id)
+        if since is not None and updated == since:
+            return {"user_id": user_id, "id": session_id, "unchanged": True}
+        loaded = await self._load(user_id, session_id, updated)
+        if loaded is None:
             raise HttpError(404, f"no session {session_id!r} for user {user_id!r}")
+        session, pending = loaded
         events = session.events
         body: dict[str, Any] = {
             "user_id": user_id,
@@ -106,7 +143,7 @@ class SessionsApi:
             "offset": offset,
             "events": [e.to_dict() for e in events[offset : offset + limit]],
             "state": session.state,
-            "pending": pending_calls(events),
+            "pending": pending,
         }
         if at is not None:
             if not 0 <= at < len(events):
