@@ -2,8 +2,8 @@
 (``tests/_mcp_sdk_server.py``) and ours (``tests/_mcp_our_server.py``), both as stdio
 subprocesses, and ``tooling serve --http`` on 127.0.0.1.
 
-A toolset keeps its connection on its own thread, so one toolset (one server process)
-serves a whole module of tests, each on its own event loop.
+A connection lives on the event loop that opened it and closes when that loop shuts
+down; a module-wide toolset therefore reconnects in each test (each has its own loop).
 """
 
 from __future__ import annotations
@@ -256,6 +256,39 @@ async def test_close_leaves_no_process() -> None:
     await toolset.close()  # closing twice is fine
 
 
+def test_a_loop_that_shuts_down_closes_its_connection() -> None:
+    toolset = McpToolset(our_server())
+
+    async def server_pid() -> int:
+        return (await (await tools_of(toolset))["pid"].run({}))["result"]  # type: ignore[no-any-return]
+
+    first = asyncio.run(server_pid())
+    assert not alive(first)  # asyncio.run's shutdown stopped the server
+    second = asyncio.run(server_pid())  # the next loop opens a new connection
+    assert second != first and not alive(second)
+    # A loop ended as Runner.run ends its loops: no task cancelled, async generators shut.
+    loop = asyncio.new_event_loop()
+    try:
+        third = loop.run_until_complete(server_pid())
+        assert alive(third)
+        loop.run_until_complete(loop.shutdown_asyncgens())
+    finally:
+        loop.close()
+    assert not alive(third)
+    asyncio.run(toolset.close())
+
+
+async def test_a_toolset_used_from_another_threads_loop_works_there() -> None:
+    toolset = McpToolset(our_server())
+    try:
+        add = (await tools_of(toolset))["add"]
+        # From a loop in another thread while this one runs: the work is done here.
+        result = await asyncio.to_thread(asyncio.run, add.run({"a": 1, "b": 2}))
+        assert result == {"result": 3}
+    finally:
+        await toolset.close()
+
+
 async def test_a_restarted_http_server_is_reopened_once() -> None:
     port = free_port()
     with http_server(TOOLS, port, kill=True) as (url, _first):
@@ -298,3 +331,33 @@ async def test_an_agent_calls_two_mcp_tools_in_one_turn() -> None:
     ]
     assert sorted(model.requests[0].tools) == ["calc_add", "calc_pid"]
     assert events[-1].content.parts[0].text == "3 and 7."  # type: ignore[union-attr]
+
+
+# -- failures and the public surface ---------------------------------------------------------
+
+
+async def test_a_server_that_cannot_be_reached_is_a_tool_error_naming_it() -> None:
+    port = free_port()  # nothing listens there
+    toolset = McpToolset(HttpServer(f"http://127.0.0.1:{port}/mcp"))
+    try:
+        with pytest.raises(OSError, match=f"cannot connect to the MCP server .*{port}"):
+            await toolset.get_tools()
+    finally:
+        await toolset.close()
+    missing = McpToolset(StdioServer("/nonexistent/mcp-server"))
+    with pytest.raises(OSError):
+        await missing.get_tools()
+    await missing.close()
+
+
+def test_the_public_surface_of_tooling_mcp() -> None:
+    import tooling.mcp
+
+    assert tooling.mcp.__all__ == [
+        "HttpServer",
+        "McpServer",
+        "McpTool",
+        "McpToolset",
+        "StdioServer",
+    ]
+    assert all(getattr(tooling.mcp, name).__doc__ for name in tooling.mcp.__all__)

@@ -1,23 +1,26 @@
-"""One MCP client connection, kept on its own event-loop thread.
+"""One MCP client connection, living on the event loop that first used it.
 
 The SDK's client holds task groups and a subprocess that must be entered and left in
-one task, on one loop; an agent may call its toolset from several loops in turn
-(``Runner.run`` drives a fresh loop per run) and close it from yet another. So the
-connection lives on a private loop in a daemon thread, and callers on any loop await
-its work there; cancelling a caller cancels that work (and the SDK then tells the
-server to cancel the request).
+one task, on one loop. So each connection is owned by a task of its own (the holder) on
+its "home" loop, the loop of the use that opened it, and callers on that loop use it
+directly. A caller on another loop while the home loop runs (another thread) has its
+work done there. When the home loop has stopped, the connection went with it and the
+next use opens a new one on the caller's loop.
 
-The connection is opened on first use. When the server's stream has ended (the server
-exited or the HTTP session went away) the next use opens a new one, once: if that
-fails, the use fails.
+A loop that shuts down closes its connection: an async generator (the sentinel) is
+registered with the home loop when the connection opens, and the loop's
+``shutdown_asyncgens()`` (``asyncio.run`` and ``Runner.run`` call it) ends the holder
+there, so a stdio server does not outlive the loop that started it.
+
+When the server's stream has ended (the server exited or the HTTP session went away)
+the next use opens a new connection, once: if that fails, the use fails.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import threading
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any, TypeVar
 
@@ -65,6 +68,7 @@ class _Open:
         self.stream = stream
         self.release = release
         self.holder: asyncio.Task[None] | None = None
+        self.sentinel: AsyncGenerator[None, None] | None = None
 
 
 class Connection:
@@ -75,42 +79,28 @@ class Connection:
     ) -> None:
         self.server = server
         self._on_tools_changed = on_tools_changed
-        self._guard = threading.Lock()
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._thread: threading.Thread | None = None
-        # Below: touched only on the connection's own loop.
+        self._home: asyncio.AbstractEventLoop | None = None
+        # Below: touched only on the home loop.
         self._open: _Open | None = None
         self._opening: asyncio.Lock | None = None
         self._opened_before = False
 
-    # -- the loop thread -----------------------------------------------------------------
-
-    def _ensure_loop(self) -> asyncio.AbstractEventLoop:
-        with self._guard:
-            if self._loop is None:
-                loop = asyncio.new_event_loop()
-                started = threading.Event()
-
-                def serve() -> None:
-                    asyncio.set_event_loop(loop)
-                    loop.call_soon(started.set)
-                    loop.run_forever()
-
-                thread = threading.Thread(
-                    target=serve, name=f"mcp-client {self.server.describe()}", daemon=True
-                )
-                thread.start()
-                started.wait()
-                self._loop, self._thread = loop, thread
-            return self._loop
-
     async def on_loop(self, work: Callable[[], Awaitable[_T]]) -> _T:
-        """Await ``work()`` run on the connection's loop (cancelled with the caller)."""
-        loop = self._ensure_loop()
-        future = asyncio.run_coroutine_threadsafe(_as_coroutine(work), loop)
-        return await asyncio.wrap_future(future)
+        """Await ``work()`` on the connection's home loop (cancelled with the caller)."""
+        loop = asyncio.get_running_loop()
+        home = self._home
+        if home is not loop:
+            if home is not None and home.is_running() and not home.is_closed():
+                future = asyncio.run_coroutine_threadsafe(_as_coroutine(work), home)
+                return await asyncio.wrap_future(future)
+            self._move_home(loop)
+        return await work()
 
-    # -- on the connection's loop --------------------------------------------------------
+    def _move_home(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Make ``loop`` the home; what was open on a stopped home loop is gone with it."""
+        self._home = loop
+        self._open = None
+        self._opening = None
 
     @property
     def usable(self) -> bool:
@@ -119,7 +109,10 @@ class Connection:
         return current is not None and not current.stream.ended
 
     async def client(self) -> Client:
-        """The open client, opening (or reopening, once) when there is none usable."""
+        """The open client, opening (or reopening, once) when there is none usable.
+
+        Raises ``OSError`` when the server cannot be started or reached.
+        """
         current = self._open
         if current is not None and not current.stream.ended:
             return current.client
@@ -152,16 +145,34 @@ class Connection:
         holder = asyncio.create_task(self._hold(ready, release))
         try:
             opened = await asyncio.shield(ready)
-        except BaseException:
+        except BaseException as exc:
             holder.cancel()
             await asyncio.gather(holder, return_exceptions=True)
+            if isinstance(exc, Exception) and not isinstance(exc, OSError):
+                raise OSError(
+                    f"cannot connect to the MCP server {self.server.describe()}: "
+                    f"{type(exc).__name__}: {exc}"
+                ) from exc
             raise
         opened.holder = holder
+        sentinel = self._sentinel(opened)
+        await anext(sentinel)  # registered with this loop: its shutdown ends the holder
+        opened.sentinel = sentinel
         if self._opened_before:
             self._on_tools_changed()  # a restarted server may offer other tools
         self._opened_before = True
         self._open = opened
         return opened
+
+    @staticmethod
+    async def _sentinel(opened: _Open) -> AsyncGenerator[None, None]:
+        """Suspended while the connection is open; closing it ends the holder."""
+        try:
+            yield
+        finally:
+            opened.release.set()
+            if opened.holder is not None:
+                await asyncio.gather(opened.holder, return_exceptions=True)
 
     async def _hold(self, ready: asyncio.Future[_Open], release: asyncio.Event) -> None:
         """Owns one ``Client`` from its opening to its closing, in one task."""
@@ -220,26 +231,27 @@ class Connection:
         current, self._open = self._open, None
         if current is None:
             return
-        current.release.set()
-        if current.holder is not None:
-            await asyncio.gather(current.holder, return_exceptions=True)
+        if current.sentinel is not None:
+            await current.sentinel.aclose()
+        else:  # pragma: no cover - the sentinel is set as soon as the holder is
+            current.release.set()
 
     # -- closing ---------------------------------------------------------------------------
 
     async def close(self) -> None:
-        """End the session (a stdio server is stopped) and the loop thread."""
-        with self._guard:
-            loop, thread = self._loop, self._thread
-            self._loop = self._thread = None
-        if loop is None or thread is None:
+        """End the session (a stdio server is stopped), on whichever loop it lives."""
+        home = self._home
+        if home is None:
             return
-        try:
-            await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(self._close_open(), loop))
-        finally:
-            loop.call_soon_threadsafe(loop.stop)
-            await asyncio.to_thread(thread.join)
-            loop.close()
-            self._opening = None
+        if home is asyncio.get_running_loop():
+            await self._close_open()
+        elif home.is_running() and not home.is_closed():
+            future = asyncio.run_coroutine_threadsafe(self._close_open(), home)
+            await asyncio.wrap_future(future)
+        # else: the home loop has stopped, and its shutdown closed the connection.
+        self._home = None
+        self._open = None
+        self._opening = None
 
 
 async def _as_coroutine(work: Callable[[], Awaitable[_T]]) -> _T:

@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import base64
 import binascii
-import json
 from typing import Any
 
 import mcp_types as types
+from pydantic_core import to_json
 
 from .._errors import ToolError
 from .._types import Blob, FileRef, ToolResponse
@@ -26,7 +26,8 @@ __all__ = ["error_from_result", "response_from_result", "to_call_result"]
 
 
 def _text(body: dict[str, Any]) -> str:
-    return json.dumps(body, ensure_ascii=False, separators=(",", ":"), default=str)
+    """Compact JSON (a response dict is JSON-safe already; anything else is shown as text)."""
+    return to_json(body, fallback=str).decode("utf-8")
 
 
 def _part_block(index: int, part: Blob | FileRef) -> types.ContentBlock:
