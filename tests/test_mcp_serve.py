@@ -259,3 +259,14 @@ def test_importing_tooling_does_not_import_mcp() -> None:
         "assert not [m for m in sys.modules if m.startswith('mcp')]"
     )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
+
+
+async def test_a_dropped_connection_cancels_the_call_over_stdio(tmp_path: Path) -> None:
+    marker = str(tmp_path / "dropped")
+    async with connect("stdio", "auto") as client:
+        call = asyncio.create_task(client.call_tool("wait_for", {"marker": marker}))
+        assert await eventually(lambda: Path(marker + ".started").exists())
+        # Leaving the block closes the server's stdin with the call still running.
+    with pytest.raises(BaseException):  # the pending call ends with the connection
+        await call
+    assert await eventually(lambda: Path(marker + ".cancelled").exists())
