@@ -570,3 +570,11 @@ async def test_concurrent_first_calls_share_one_client(
     results = await asyncio.gather(*(ask(model, request) for _ in range(3)))
     texts = sorted(r.content.text for [r] in results if r.content is not None)
     assert texts == ["answer 0", "answer 1", "answer 2"]
+
+
+@pytest.mark.parametrize("args", [[1, 2], "text", 3, None])
+def test_a_call_with_arguments_that_are_not_an_object_converts_for_the_history(args: Any) -> None:
+    # The loop answered it tool.invalid_arguments; the history still goes to Gemini.
+    part = part_to_genai(Part(function_call=FunctionCall(id="c1", name="echo", args=args)))
+    assert part.function_call is not None
+    assert part.function_call.name == "echo" and part.function_call.args == {}

@@ -423,3 +423,24 @@ async def test_a_turn_of_500_calls_with_duplicate_ids_is_answered_in_order(kind,
         assert_paired(session.events)
     finally:
         await store.aclose()
+
+
+# -- 17. naming GeminiModel does not import google.genai -------------------------------------
+
+
+def test_referencing_gemini_model_does_not_import_google_genai_building_one_does():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, agent_core\n"
+        "from agent_core import GeminiModel, ScriptedModel\n"
+        "assert not issubclass(ScriptedModel, agent_core.GeminiModel)\n"
+        "assert not isinstance(ScriptedModel([]), GeminiModel)\n"
+        "loaded = sorted(m for m in sys.modules if m.startswith('google.genai'))\n"
+        "assert not loaded, loaded\n"
+        "GeminiModel('gemini-test', api_key='k')\n"
+        "assert 'google.genai' in sys.modules\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr

@@ -1,38 +1,54 @@
 """``GeminiModel``: Google's Gemini API through google-genai's async client.
 
-This module imports ``google.genai``; ``import agent_core`` does not import it, so a user
-pays for the SDK only when a Gemini model is used. The conversions between our
-``Content``/``Part`` and ``google.genai.types`` live here, as small module-level
-functions.
+``google.genai`` is imported when a ``GeminiModel`` is built, never by ``import
+agent_core`` or a mere reference to the class (``issubclass(x, agent_core.GeminiModel)``).
+The conversions between our ``Content``/``Part`` and ``google.genai.types`` live in
+``agent_core.models._genai`` and are reachable from here by name.
 """
 
 from __future__ import annotations
 
 import asyncio
-import dataclasses
-import enum
 import os
 import weakref
-from collections.abc import AsyncGenerator, Iterable
-from typing import Any
+from collections.abc import AsyncGenerator
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
-from google import genai
-from google.genai import errors as genai_errors
-from google.genai import types
-
-from tooling import Blob, FileRef
-
-from .._content import Content, FunctionCall, FunctionResponse, Part
+from .._content import Content
 from .base import BaseLlm, LlmRequest, LlmResponse
 
-__all__ = [
-    "GeminiModel",
-    "content_from_genai",
-    "content_to_genai",
-    "part_from_genai",
-    "part_to_genai",
-    "response_from_genai",
-]
+if TYPE_CHECKING:
+    from google import genai
+
+__all__ = ["GeminiModel"]
+
+#: The conversions, served by ``agent_core.models._genai`` (which imports google.genai)
+#: when asked for by name here.
+_SDK_NAMES = frozenset(
+    {
+        "build_config",
+        "content_from_genai",
+        "content_to_genai",
+        "error_response",
+        "part_from_genai",
+        "part_to_genai",
+        "response_from_genai",
+    }
+)
+
+
+def _sdk() -> ModuleType:
+    from . import _genai  # imports google.genai
+
+    return _genai
+
+
+def __getattr__(name: str) -> Any:
+    if name in _SDK_NAMES:
+        return getattr(_sdk(), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 _API_KEY_VARS = ("GOOGLE_API_KEY", "GEMINI_API_KEY")
 
@@ -58,6 +74,7 @@ class GeminiModel(BaseLlm):
         self, model: str, *, api_key: str | None = None, base_url: str | None = None
     ) -> None:
         super().__init__(model)
+        _sdk()  # google.genai is imported here: a reference to the class costs nothing
         self.base_url = base_url
         self._api_key = api_key
         self._client: genai.Client | None = None
@@ -69,26 +86,27 @@ class GeminiModel(BaseLlm):
         """Call Gemini with the request; an API error becomes an error response."""
         client = await self._get_client()
         model = llm_request.model or self.model
-        contents = [content_to_genai(c) for c in llm_request.contents]
-        config = build_config(llm_request)
+        sdk = _sdk()
+        contents = [sdk.content_to_genai(c) for c in llm_request.contents]
+        config = sdk.build_config(llm_request)
         if not stream:
             try:
                 response = await client.aio.models.generate_content(
                     model=model, contents=contents, config=config
                 )
-            except genai_errors.APIError as exc:
-                yield error_response(exc)
+            except sdk.genai_errors.APIError as exc:
+                yield sdk.error_response(exc)
                 return
-            yield response_from_genai(response)
+            yield sdk.response_from_genai(response)
             return
 
-        aggregate = _StreamAggregate()
+        aggregate = sdk.StreamAggregate()
         try:
             chunks = await client.aio.models.generate_content_stream(
                 model=model, contents=contents, config=config
             )
-        except genai_errors.APIError as exc:
-            yield error_response(exc)
+        except sdk.genai_errors.APIError as exc:
+            yield sdk.error_response(exc)
             return
         try:
             async for chunk in chunks:
@@ -98,8 +116,8 @@ class GeminiModel(BaseLlm):
                     return
                 for piece in aggregate.new_text:
                     yield LlmResponse(content=Content("model", [piece]), partial=True)
-        except genai_errors.APIError as exc:
-            yield error_response(exc)
+        except sdk.genai_errors.APIError as exc:
+            yield sdk.error_response(exc)
             return
         finally:
             aclose = getattr(chunks, "aclose", None)
@@ -118,8 +136,10 @@ class GeminiModel(BaseLlm):
         loop = asyncio.get_running_loop()
         if self._client is not None and self._client_loop and self._client_loop() is loop:
             return self._client
+        from google import genai
+
         api_key = self._resolve_api_key()
-        http_options = types.HttpOptions(base_url=self.base_url) if self.base_url else None
+        http_options = _sdk().types.HttpOptions(base_url=self.base_url) if self.base_url else None
         # Building a client takes ~0.1 s (TLS setup): not on the event loop.
         client = await asyncio.to_thread(
             genai.Client, vertexai=False, api_key=api_key, http_options=http_options
@@ -142,292 +162,3 @@ class GeminiModel(BaseLlm):
             "or set the GOOGLE_API_KEY (or GEMINI_API_KEY) environment variable. Keys come "
             "from https://aistudio.google.com/apikey; to run without one, use ScriptedModel."
         )
-
-
-# -- requests ------------------------------------------------------------------------------
-
-
-def build_config(llm_request: LlmRequest) -> types.GenerateContentConfig:
-    """The request's config (a ``GenerateContentConfig`` or dict; copied, not changed) with
-    its system instruction, the offered tools' declarations, and automatic function
-    calling off."""
-    given = llm_request.config
-    if given is None:
-        config = types.GenerateContentConfig()
-    elif isinstance(given, types.GenerateContentConfig):
-        config = given.model_copy(deep=True)
-    elif isinstance(given, dict):
-        config = types.GenerateContentConfig.model_validate(given)
-    else:
-        raise TypeError(
-            "LlmRequest.config must be a google.genai.types.GenerateContentConfig, a dict "
-            f"or None, got {type(given).__name__}"
-        )
-    if llm_request.system_instruction:
-        if isinstance(config.system_instruction, str) and config.system_instruction:
-            config.system_instruction = (
-                f"{config.system_instruction}\n\n{llm_request.system_instruction}"
-            )
-        elif config.system_instruction is None:
-            config.system_instruction = llm_request.system_instruction
-        else:
-            raise ValueError(
-                "GenerateContentConfig.system_instruction must be text to be combined with "
-                "the agent's instruction"
-            )
-    if llm_request.tools:
-        declarations = [t.to_gemini() for t in llm_request.tools.values()]
-        config.tools = [*(config.tools or []), types.Tool(function_declarations=declarations)]
-    config.automatic_function_calling = types.AutomaticFunctionCallingConfig(disable=True)
-    return config
-
-
-def content_to_genai(content: Content) -> types.Content:
-    """Our ``Content`` as a ``google.genai.types.Content``."""
-    return types.Content(role=content.role, parts=[part_to_genai(p) for p in content.parts])
-
-
-def part_to_genai(part: Part) -> types.Part:
-    """Our ``Part`` as a ``google.genai.types.Part`` (function call ids kept as they are)."""
-    out = types.Part(
-        text=part.text,
-        thought=part.thought,
-        function_call=_call_to_genai(part.function_call) if part.function_call else None,
-        function_response=(
-            _response_to_genai(part.function_response) if part.function_response else None
-        ),
-        inline_data=(
-            types.Blob(mime_type=part.inline_data.mime_type, data=part.inline_data.data)
-            if part.inline_data is not None
-            else None
-        ),
-        file_data=(
-            types.FileData(file_uri=part.file_data.uri, mime_type=part.file_data.mime_type)
-            if part.file_data is not None
-            else None
-        ),
-    )
-    # Thinking models' opaque token must go back with the part it came on.
-    out.thought_signature = part.thought_signature
-    return out
-
-
-def _call_to_genai(call: FunctionCall) -> types.FunctionCall:
-    return types.FunctionCall(id=call.id, name=call.name, args=call.args)
-
-
-def _response_to_genai(response: FunctionResponse) -> types.FunctionResponse:
-    return types.FunctionResponse(
-        id=response.id,
-        name=response.name,
-        response=response.response,
-        will_continue=response.will_continue,
-        parts=[_response_part_to_genai(p) for p in response.parts] if response.parts else None,
-    )
-
-
-def _response_part_to_genai(part: Part) -> types.FunctionResponsePart:
-    if part.inline_data is not None:
-        blob = part.inline_data
-        return types.FunctionResponsePart(
-            inline_data=types.FunctionResponseBlob(mime_type=blob.mime_type, data=blob.data)
-        )
-    if part.file_data is not None:
-        ref = part.file_data
-        return types.FunctionResponsePart(
-            file_data=types.FunctionResponseFileData(file_uri=ref.uri, mime_type=ref.mime_type)
-        )
-    raise ValueError(
-        f"a function response's parts may only carry inline data or file references, got {part!r}"
-    )
-
-
-# -- responses -----------------------------------------------------------------------------
-
-
-def response_from_genai(response: types.GenerateContentResponse) -> LlmResponse:
-    """The first candidate of a ``GenerateContentResponse`` as our ``LlmResponse``.
-
-    A blocked prompt, or a candidate that stopped without content for a reason other than
-    ``STOP``, is an error response.
-    """
-    if not response.candidates:
-        blocked = _blocked(response)
-        if blocked is not None:
-            return blocked
-        return LlmResponse(error_code="NO_CANDIDATES", error_message="The model returned nothing.")
-    candidate = response.candidates[0]
-    content = content_from_genai(candidate.content) if candidate.content is not None else None
-    out = _candidate_response(
-        content, _enum_text(candidate.finish_reason), candidate.finish_message
-    )
-    out.usage = _usage(response.usage_metadata)
-    return out
-
-
-def _usage(metadata: types.GenerateContentResponseUsageMetadata | None) -> dict[str, int] | None:
-    if metadata is None:
-        return None
-    return {
-        "input_tokens": metadata.prompt_token_count or 0,
-        # Thinking tokens are output the model produced (and is billed for), as elsewhere.
-        "output_tokens": (metadata.candidates_token_count or 0)
-        + (metadata.thoughts_token_count or 0),
-    }
-
-
-def _candidate_response(
-    content: Content | None, finish_reason: str | None, finish_message: str | None
-) -> LlmResponse:
-    if (content is None or not content.parts) and finish_reason not in (None, "STOP"):
-        return LlmResponse(
-            content=content,
-            finish_reason=finish_reason,
-            error_code=finish_reason,
-            error_message=finish_message
-            or f"The model stopped without an answer (finish reason {finish_reason}).",
-        )
-    return LlmResponse(content=content, finish_reason=finish_reason)
-
-
-def error_response(exc: genai_errors.APIError) -> LlmResponse:
-    """An API error as an error ``LlmResponse`` carrying the provider's message."""
-    return LlmResponse(
-        error_code=str(exc.code or exc.status),
-        error_message=exc.message or str(exc),
-    )
-
-
-def content_from_genai(content: types.Content) -> Content:
-    """A ``google.genai.types.Content`` as ours (parts we cannot carry are left out)."""
-    parts = [p for p in (part_from_genai(gp) for gp in content.parts or ()) if p is not None]
-    return Content(role=content.role or "model", parts=parts)
-
-
-def part_from_genai(part: types.Part) -> Part | None:
-    """A ``google.genai.types.Part`` as ours, or None for a kind we do not carry
-    (executable code and its results, for instance)."""
-    fields: dict[str, Any] = {}
-    if part.text is not None:
-        fields["text"] = part.text
-    if part.thought is not None:
-        fields["thought"] = part.thought
-    if part.function_call is not None:
-        call = part.function_call
-        fields["function_call"] = FunctionCall(
-            id=call.id, name=call.name or "", args=dict(call.args or {})
-        )
-    if part.function_response is not None:
-        resp = part.function_response
-        fields["function_response"] = FunctionResponse(
-            id=resp.id,
-            name=resp.name or "",
-            response=dict(resp.response or {}),
-            will_continue=resp.will_continue,
-            parts=_response_parts_from_genai(resp.parts) if resp.parts else None,
-        )
-    if part.inline_data is not None:
-        blob = part.inline_data
-        fields["inline_data"] = Blob(blob.mime_type or "application/octet-stream", blob.data or b"")
-    if part.file_data is not None:
-        ref = part.file_data
-        fields["file_data"] = FileRef(ref.file_uri or "", ref.mime_type or "")
-    if part.thought_signature is not None:
-        fields["thought_signature"] = part.thought_signature
-    if not fields or fields.keys() == {"thought_signature"}:
-        return None
-    return Part(**fields)
-
-
-def _response_parts_from_genai(parts: Iterable[types.FunctionResponsePart]) -> list[Part]:
-    out = []
-    for p in parts:
-        if p.inline_data is not None:
-            blob = p.inline_data
-            out.append(Part(inline_data=Blob(blob.mime_type or "", blob.data or b"")))
-        elif p.file_data is not None:
-            ref = p.file_data
-            out.append(Part(file_data=FileRef(ref.file_uri or "", ref.mime_type or "")))
-    return out
-
-
-def _blocked(response: types.GenerateContentResponse) -> LlmResponse | None:
-    feedback = response.prompt_feedback
-    if feedback is None or feedback.block_reason is None:
-        return None
-    reason = _enum_text(feedback.block_reason) or "BLOCKED"
-    return LlmResponse(
-        error_code=reason,
-        error_message=feedback.block_reason_message or f"The prompt was blocked ({reason}).",
-    )
-
-
-def _enum_text(value: object) -> str | None:
-    if value is None:
-        return None
-    if isinstance(value, enum.Enum):
-        return str(value.value)
-    return str(value)
-
-
-class _StreamAggregate:
-    """Joins streamed chunks into the final response.
-
-    Consecutive text pieces of the same kind (answer or thought) become one part; other
-    parts (function calls, data) are kept in order.
-    """
-
-    def __init__(self) -> None:
-        self.parts: list[Part] = []
-        self.new_text: list[Part] = []
-        self.finish_reason: str | None = None
-        self.finish_message: str | None = None
-        self.usage: dict[str, int] | None = None
-        self.role = "model"
-
-    def add(self, chunk: types.GenerateContentResponse) -> LlmResponse | None:
-        """Take in a chunk; returns an error response if the prompt was blocked."""
-        self.new_text = []
-        if chunk.usage_metadata is not None:
-            self.usage = _usage(chunk.usage_metadata)
-        if not chunk.candidates:
-            return _blocked(chunk)
-        candidate = chunk.candidates[0]
-        if candidate.finish_reason is not None:
-            self.finish_reason = _enum_text(candidate.finish_reason)
-            self.finish_message = candidate.finish_message
-        if candidate.content is None:
-            return None
-        content = content_from_genai(candidate.content)
-        self.role = content.role
-        for part in content.parts:
-            if _is_plain_text(part):
-                self.new_text.append(part)
-                last = self.parts[-1] if self.parts else None
-                if last is not None and _is_plain_text(last) and last.thought == part.thought:
-                    last.text = f"{last.text}{part.text}"
-                    signature = getattr(part, "thought_signature", None)
-                    if signature is not None:
-                        setattr(last, "thought_signature", signature)  # noqa: B010
-                    continue
-                part = dataclasses.replace(part)
-            self.parts.append(part)
-        return None
-
-    def final(self) -> LlmResponse:
-        """The aggregated response (an error if the stream ended without content for a
-        reason other than ``STOP``)."""
-        content = Content(self.role, self.parts) if self.parts else None
-        out = _candidate_response(content, self.finish_reason, self.finish_message)
-        out.usage = self.usage
-        return out
-
-
-def _is_plain_text(part: Part) -> bool:
-    return (
-        part.text is not None
-        and part.function_call is None
-        and part.function_response is None
-        and part.inline_data is None
-        and part.file_data is None
-    )
