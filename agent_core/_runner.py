@@ -21,7 +21,13 @@ from ._content import Content, Part
 from ._events import Event
 from ._flow import Invocation
 from .services.base import BaseArtifactService, BaseMemoryService
-from .sessions.base import BaseSessionService
+from .sessions.base import (
+    BaseSessionService,
+    Session,
+    SessionBusyError,
+    SessionExistsError,
+    SessionStoreError,
+)
 
 if TYPE_CHECKING:
     from tooling._processes import ProcessPool
@@ -38,8 +44,10 @@ class RunConfig:
     ``max_model_calls`` ends a runaway loop with an error event; ``tool_timeout``,
     ``max_concurrency``, ``expose_errors`` and ``granted_scopes`` go to the scheduler;
     ``stream=True`` yields partial text events from a streaming model (only the
-    aggregated event is stored). ``trace_content=True`` records prompts, arguments and
-    results in the run's OpenTelemetry spans (as
+    aggregated event is stored). ``session_lock_timeout`` is how long, in seconds, a run
+    waits for its session's lease (another run on the session holds it) before it ends
+    with a ``session.busy`` error event. ``trace_content=True`` records prompts,
+    arguments and results in the run's OpenTelemetry spans (as
     ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true`` does for every run).
     """
 
@@ -49,23 +57,10 @@ class RunConfig:
     expose_errors: bool = False
     granted_scopes: frozenset[str] = frozenset()
     stream: bool = False
+    session_lock_timeout: float = 30.0
     trace_content: bool = False
 
 
-class _SessionLocks:
-    """One lock per session, usable from any event loop or thread: two runs on one
-    session in one process take turns."""
-
-    def __init__(self) -> None:
-        self._guard = threading.Lock()
-        self._locks: dict[tuple[str, str, str], threading.Lock] = {}
-
-    def get(self, key: tuple[str, str, str]) -> threading.Lock:
-        with self._guard:
-            return self._locks.setdefault(key, threading.Lock())
-
-
-_LOCKS = _SessionLocks()
 _DONE = object()
 
 
@@ -127,26 +122,61 @@ class Runner(Closing):
             if isinstance(new_message, str)
             else new_message
         )
-        lock = _LOCKS.get((self.app_name, user_id, session_id))
-        while not lock.acquire(blocking=False):
-            await asyncio.sleep(0.005)
-        try:
-            session = await self.session_service.get_session(
-                app_name=self.app_name, user_id=user_id, session_id=session_id
-            )
-            if session is None:
-                session = await self.session_service.create_session(
-                    app_name=self.app_name, user_id=user_id, session_id=session_id
-                )
-            invocation = Invocation(self, session, run_config or RunConfig())
-            events = invocation.run(message)
+        config = run_config or RunConfig()
+        service = self.session_service
+        async with contextlib.AsyncExitStack() as held:
             try:
-                async for event in events:
-                    yield event
-            finally:
-                await events.aclose()
-        finally:
-            lock.release()
+                # One writer per session, from reading it to storing its last event.
+                await held.enter_async_context(
+                    service.lease(
+                        app_name=self.app_name,
+                        user_id=user_id,
+                        session_id=session_id,
+                        timeout=config.session_lock_timeout,
+                    )
+                )
+            except SessionBusyError as exc:
+                yield Event(
+                    author=self.agent.name, error_code="session.busy", error_message=str(exc)
+                )
+                return
+            invocation_id = ""
+            try:
+                session = await self._session(user_id, session_id)
+                invocation = Invocation(self, session, config)
+                invocation_id = invocation.id
+                events = invocation.run(message)
+                try:
+                    async for event in events:
+                        yield event
+                finally:
+                    await events.aclose()
+            except SessionStoreError as exc:
+                # The store failed under the run: what it had stored stays; the failed
+                # write stored nothing. Said as an event, like any other failure.
+                yield Event(
+                    author=self.agent.name,
+                    invocation_id=invocation_id,
+                    error_code=exc.code,
+                    error_message=f"the session store failed: {exc}",
+                )
+
+    async def _session(self, user_id: str, session_id: str) -> Session:
+        """The session, created when missing (by this run or a concurrent creator)."""
+        service = self.session_service
+        app_name = self.app_name
+        while True:
+            session = await service.get_session(
+                app_name=app_name, user_id=user_id, session_id=session_id
+            )
+            if session is not None:
+                return session
+            try:
+                return await service.create_session(
+                    app_name=app_name, user_id=user_id, session_id=session_id
+                )
+            except SessionExistsError:
+                continue  # created meanwhile (not by a run: runs hold the lease)
 
     def run(
         self,

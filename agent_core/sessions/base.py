@@ -3,12 +3,37 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from typing import Any
 
 from .._events import Event
 
-__all__ = ["BaseSessionService", "Session"]
+__all__ = [
+    "BaseSessionService",
+    "Session",
+    "SessionBusyError",
+    "SessionExistsError",
+    "SessionStoreError",
+]
+
+
+class SessionExistsError(ValueError):
+    """``create_session`` was given an id the user already has in the app."""
+
+
+class SessionBusyError(TimeoutError):
+    """The session's lease (one writer per session) was not had within the timeout."""
+
+
+class SessionStoreError(ConnectionError):
+    """The store could not be reached, or the connection broke during an operation.
+
+    Nothing of the failed operation is stored. ``code`` is the error code a run that
+    meets it ends with.
+    """
+
+    code = "session.unavailable"
 
 
 @dataclass(slots=True)
@@ -43,7 +68,8 @@ class BaseSessionService(ABC):
         """Create a session (a fresh id when ``session_id`` is None); ``state`` is its
         initial state, scoped by prefix like any delta (``temp:`` keys appear in the
         returned session only). An id the user already has in the app raises
-        ``ValueError``."""
+        :class:`SessionExistsError` (a ``ValueError``); of concurrent creates of one
+        id exactly one succeeds."""
 
     @abstractmethod
     async def get_session(self, *, app_name: str, user_id: str, session_id: str) -> Session | None:
@@ -72,3 +98,18 @@ class BaseSessionService(ABC):
         without its ``temp:`` keys, as stored. Partial events are not stored (returned
         as is). Appending to a session that does not exist raises ``ValueError``.
         """
+
+    def lease(
+        self, *, app_name: str, user_id: str, session_id: str, timeout: float
+    ) -> AbstractAsyncContextManager[None]:
+        """Hold the session's lease: one writer per session, from any process.
+
+        A run holds it from reading the session to storing its last event, so two runs
+        on one session never interleave. Waits up to ``timeout`` seconds, then raises
+        :class:`SessionBusyError`. Other sessions are never held up. This default is a
+        lock within this process (enough for a store no other process reaches);
+        services other processes share override it.
+        """
+        from .lease import local_lease
+
+        return local_lease((id(self), app_name, user_id, session_id), timeout)

@@ -8,7 +8,7 @@ from typing import Any
 
 from .._events import Event
 from .._ids import new_id, now
-from .base import BaseSessionService, Session
+from .base import BaseSessionService, Session, SessionExistsError
 from .state import TEMP_PREFIX, merge_state, split_delta, without_temp
 
 __all__ = ["InMemorySessionService"]
@@ -72,7 +72,7 @@ class InMemorySessionService(BaseSessionService):
         """Create a session; ``state`` is scoped by prefix like any delta.
 
         ``temp:`` keys of ``state`` appear in the returned session only. A ``session_id``
-        already used by this user of the app raises ``ValueError``.
+        already used by this user of the app raises ``SessionExistsError``.
         """
         sid = session_id if session_id is not None else new_id("s")
         initial = dict(state or {})
@@ -80,7 +80,7 @@ class InMemorySessionService(BaseSessionService):
         with self._lock:
             sessions = self._sessions.setdefault((app_name, user_id), {})
             if sid in sessions:
-                raise ValueError(
+                raise SessionExistsError(
                     f"session {sid!r} already exists for user {user_id!r} of app {app_name!r}"
                 )
             if scoped.app:

@@ -2,20 +2,30 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
-from collections.abc import Iterable
+import logging
+import os
+import socket
+import time
+import uuid
+from collections.abc import AsyncIterator, Iterable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
 from .._events import Event
 from .._ids import new_id, now
-from .._sqlite import SqliteBacked, dump_json
-from .base import BaseSessionService, Session
+from .._sqlite import DEFAULT_BUSY_TIMEOUT, SqliteBacked, dump_json
+from .base import BaseSessionService, Session, SessionBusyError, SessionExistsError
+from .lease import LeaseLostError, busy_message, local_lease, poll_until
 from .state import TEMP_PREFIX, merge_state, split_delta, without_temp
 
 if TYPE_CHECKING:
     import sqlite3
 
 __all__ = ["SqliteSessionService"]
+
+logger = logging.getLogger("agent_core")
 
 # State is stored key by key, so that a delta merges key by key: the last committed
 # write of a key wins and writes of different keys never overwrite each other. App and
@@ -61,7 +71,28 @@ _SCHEMA = (
         value TEXT NOT NULL,
         PRIMARY KEY (app_name, key)
     )""",
+    # A session's lease while a run holds it: who, and until when (renewed by the
+    # holder; a lease past its expiry, or whose holder process is gone, may be taken).
+    """CREATE TABLE IF NOT EXISTS session_leases (
+        app_name TEXT NOT NULL,
+        user_id TEXT NOT NULL,
+        session_id TEXT NOT NULL,
+        holder TEXT NOT NULL,
+        host TEXT NOT NULL,
+        pid INTEGER NOT NULL,
+        expires REAL NOT NULL,
+        PRIMARY KEY (app_name, user_id, session_id)
+    )""",
 )
+
+_WHERE_LEASE = " WHERE app_name = ? AND user_id = ? AND session_id = ?"
+_TAKE_LEASE = """INSERT INTO session_leases
+    (app_name, user_id, session_id, holder, host, pid, expires) VALUES (?, ?, ?, ?, ?, ?, ?)
+    ON CONFLICT (app_name, user_id, session_id) DO UPDATE SET
+    holder = excluded.holder, host = excluded.host, pid = excluded.pid,
+    expires = excluded.expires"""
+_RENEW_LEASE = "UPDATE session_leases SET expires = ?" + _WHERE_LEASE + " AND holder = ?"
+_HOST = socket.gethostname()
 
 _UPSERT_APP = """INSERT INTO app_state (app_name, key, value) VALUES (?, ?, ?)
     ON CONFLICT (app_name, key) DO UPDATE SET value = excluded.value"""
@@ -111,6 +142,23 @@ def _shared_state(
     return app, user
 
 
+def _process_gone(host: str, pid: int) -> bool:
+    """Whether the lease holder's process has ended (only known for this host)."""
+    if host != _HOST:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    try:  # a killed process its parent has not reaped yet is a zombie: gone too
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            return stat.read().rsplit(b")", 1)[1].split()[0] == b"Z"
+    except (OSError, IndexError):
+        return False
+
+
 class SqliteSessionService(SqliteBacked, BaseSessionService):
     """Sessions, events and state in a SQLite database file (stdlib ``sqlite3``).
 
@@ -125,12 +173,102 @@ class SqliteSessionService(SqliteBacked, BaseSessionService):
     there), never on the event loop. Values in state must be JSON-serializable (a tuple
     comes back as a list); events are stored as ``Event.to_dict()`` JSON.
 
+    One writer per session: a run holds the session's lease (:meth:`lease`), a row in
+    the ``session_leases`` table naming its holder, with an expiry the holder renews
+    every ``lease_ttl / 3`` seconds and with each event it stores. A lease whose holder
+    process has ended (on this host), or whose expiry has passed, may be taken by the
+    next run; a holder that finds its lease taken over stores nothing more and its run
+    ends with an error event. Leases of other sessions never hold a run up.
+
     Close it with :meth:`close` or :meth:`aclose`, or use it as a (sync or async)
     context manager. ``path`` may be ``":memory:"`` for a private, unshared database.
     """
 
     _schema = _SCHEMA
     _thread_name = "agent_core-sessions"
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        busy_timeout: float = DEFAULT_BUSY_TIMEOUT,
+        lease_ttl: float = 10.0,
+    ) -> None:
+        if lease_ttl <= 0:
+            raise ValueError("lease_ttl must be positive")
+        super().__init__(path, busy_timeout=busy_timeout)
+        self.lease_ttl = lease_ttl
+        # The leases held through this service: (app, user, session id) -> holder token.
+        self._held: dict[tuple[str, str, str], str] = {}
+        self._store_key: object = (
+            ("sqlite", os.path.realpath(self.path)) if self.path != ":memory:" else id(self)
+        )
+
+    # -- the lease ------------------------------------------------------------------------
+
+    def lease(
+        self, *, app_name: str, user_id: str, session_id: str, timeout: float
+    ) -> AbstractAsyncContextManager[None]:
+        """Hold the session's lease row (see the class docs); wait up to ``timeout``
+        seconds for it, then raise :class:`~agent_core.sessions.base.SessionBusyError`."""
+        return self._lease((app_name, user_id, session_id), timeout)
+
+    @asynccontextmanager
+    async def _lease(self, key: tuple[str, str, str], timeout: float) -> AsyncIterator[None]:
+        deadline = time.monotonic() + timeout
+        async with local_lease((self._store_key, *key), timeout):
+            token = uuid.uuid4().hex
+            ttl = self.lease_ttl
+
+            def take(conn: sqlite3.Connection) -> bool:
+                row = conn.execute(
+                    "SELECT host, pid, expires FROM session_leases" + _WHERE_LEASE, key
+                ).fetchone()
+                at = time.time()
+                if row is not None and row[2] > at and not _process_gone(row[0], row[1]):
+                    return False
+                conn.execute(_TAKE_LEASE, (*key, token, _HOST, os.getpid(), at + ttl))
+                return True
+
+            async def try_once() -> bool:
+                return await self._db.write(take)
+
+            await poll_until(
+                try_once, deadline, lambda: SessionBusyError(busy_message(key, timeout))
+            )
+            self._held[key] = token
+            renewing = asyncio.ensure_future(self._keep_renewing(key, token))
+            try:
+                yield
+            finally:
+                renewing.cancel()
+                if self._held.get(key) == token:
+                    del self._held[key]
+
+                def give_back(conn: sqlite3.Connection) -> None:
+                    conn.execute(
+                        "DELETE FROM session_leases" + _WHERE_LEASE + " AND holder = ?",
+                        (*key, token),
+                    )
+
+                try:
+                    await asyncio.shield(self._db.write(give_back))
+                except Exception:  # it lapses by itself
+                    logger.warning("could not give back the lease of session %r", key[2])
+
+    async def _keep_renewing(self, key: tuple[str, str, str], token: str) -> None:
+        def renew(conn: sqlite3.Connection) -> int:
+            return conn.execute(_RENEW_LEASE, (time.time() + self.lease_ttl, *key, token)).rowcount
+
+        while True:
+            await asyncio.sleep(self.lease_ttl / 3)
+            try:
+                if await self._db.write(renew) == 0:
+                    return  # taken over: the next write of the run finds out
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                logger.warning("could not renew the lease of session %r", key[2], exc_info=True)
 
     # -- the interface --------------------------------------------------------------------
 
@@ -145,7 +283,7 @@ class SqliteSessionService(SqliteBacked, BaseSessionService):
         """Create a session; ``state`` is scoped by prefix like any delta.
 
         ``temp:`` keys of ``state`` appear in the returned session only. A ``session_id``
-        already used by this user of the app raises ``ValueError``.
+        already used by this user of the app raises ``SessionExistsError``.
         """
         sid = session_id if session_id is not None else new_id("s")
         initial = dict(state or {})
@@ -162,7 +300,7 @@ class SqliteSessionService(SqliteBacked, BaseSessionService):
                     (app_name, user_id, sid, created_at, created_at),
                 )
             except sqlite3.IntegrityError:
-                raise ValueError(
+                raise SessionExistsError(
                     f"session {sid!r} already exists for user {user_id!r} of app {app_name!r}"
                 ) from None
             encoded.write(conn, app_name, user_id, sid)
@@ -285,7 +423,20 @@ class SqliteSessionService(SqliteBacked, BaseSessionService):
             event.actions.state_delta = delta
         app_name, user_id, sid = session.app_name, session.user_id, session.id
 
+        token = self._held.get((app_name, user_id, sid))
+        ttl = self.lease_ttl
+
         def work(conn: sqlite3.Connection) -> None:
+            if (
+                token is not None
+                and (
+                    conn.execute(_RENEW_LEASE, (time.time() + ttl, app_name, user_id, sid, token))
+                ).rowcount
+                == 0
+            ):
+                raise LeaseLostError(
+                    f"the lease of session {sid!r} lapsed and was taken by another run"
+                )
             updated = conn.execute(
                 "UPDATE sessions SET update_time = max(update_time, ?)"
                 " WHERE app_name = ? AND user_id = ? AND id = ?",
