@@ -12,12 +12,15 @@ from ._agent import Agent, AgentTool
 from ._content import Content, FunctionCall, FunctionResponse, Part
 from ._events import Event, EventActions
 from ._runner import RunConfig, Runner
+from ._service_urls import artifact_service_from_url, session_service_from_url
 from .models.base import BaseLlm, LlmRequest, LlmResponse
 from .models.scripted import ScriptedModel
 from .services.artifacts import InMemoryArtifactService, SqliteArtifactService
 from .services.memory import InMemoryMemoryService
-from .sessions.base import Session
+from .services.postgres_artifacts import PostgresArtifactService
+from .sessions.base import Session, SessionExistsError
 from .sessions.memory import InMemorySessionService
+from .sessions.postgres import PostgresSessionService
 from .sessions.sqlite import SqliteSessionService
 
 if TYPE_CHECKING:
@@ -43,12 +46,17 @@ __all__ = [
     "LlmResponse",
     "OpenAIModel",
     "Part",
+    "PostgresArtifactService",
+    "PostgresSessionService",
     "RunConfig",
     "Runner",
     "ScriptedModel",
     "Session",
+    "SessionExistsError",
     "SqliteArtifactService",
     "SqliteSessionService",
+    "artifact_service_from_url",
+    "session_service_from_url",
 ]
 
 

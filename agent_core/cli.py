@@ -1,6 +1,6 @@
 """The ``agent-core`` command: chat with an agent folder from the shell.
 
-``agent-core run AGENT_DIR [--replay FILE] [--model NAME] [--session-db PATH] [--session ID]
+``agent-core run AGENT_DIR [--replay FILE] [--model NAME] [--session-db URL] [--session ID]
 [--user U] [--json] [--scope S]``
 
 ``AGENT_DIR/agent.py`` must define ``root_agent`` (an :class:`agent_core.Agent`). It is
@@ -39,9 +39,10 @@ Output
     (a model failure, a replay that ran out of turns), 2 for usage errors.
 
 Sessions
-    In memory by default; ``--session-db PATH`` keeps them in SQLite, so running again
-    with the same ``--session ID`` (and ``--user``) continues the conversation, a pending
-    confirmation included.
+    In memory by default; ``--session-db URL`` keeps them (and artifacts) in a database:
+    ``sqlite:///path``, ``postgresql://...`` or ``memory://``, or a plain path for a
+    SQLite file. Running again with the same ``--session ID`` (and ``--user``) continues
+    the conversation, a pending confirmation included.
 
 ``agent-core web FOLDER [--session-db URL] [--trace-db PATH] [--host H] [--port P]
 [--no-browser]`` serves the inspector (see ``agent_core.web``) and prints its URL.
@@ -77,13 +78,16 @@ from tooling.cli import (
 )
 
 from ._agent import Agent
+from ._closing import Closing
 from ._content import Content, FunctionCall, Part
 from ._events import Event
 from ._flow import REQUEST_CONFIRMATION, REQUESTS
 from ._runner import RunConfig, Runner
+from ._service_urls import artifact_service_from_url, session_service_from_url
 from .models._names import KEY_VARIABLES, model_from_name, provider_of
 from .models.scripted import ReplayPrompt, ScriptedModel, load_replay, replay_message
 from .services.artifacts import SqliteArtifactService
+from .services.base import BaseArtifactService
 from .services.memory import InMemoryMemoryService
 from .sessions.base import BaseSessionService, Session
 from .sessions.memory import InMemorySessionService
@@ -446,13 +450,25 @@ def _read_replay(path: Path) -> tuple[ScriptedModel, list[ReplayPrompt]]:
         ) from exc
 
 
-def _session_service(path: str | None) -> BaseSessionService:
-    if path is None:
+def _session_service(where: str | None) -> BaseSessionService:
+    """The session service ``--session-db`` names: a URL, or a plain SQLite file path."""
+    if where is None:
         return InMemorySessionService()
     try:
-        return SqliteSessionService(path)
-    except (sqlite3.Error, OSError) as exc:
-        raise CliError(f"cannot open session database {path}: {exc}") from exc
+        if "://" in where:
+            return session_service_from_url(where)
+        return SqliteSessionService(where)
+    except (sqlite3.Error, OSError, ValueError, ImportError) as exc:
+        raise CliError(f"cannot open session database {where}: {exc}") from exc
+
+
+def _artifact_service(where: str | None) -> BaseArtifactService | None:
+    """Artifacts kept with the sessions (None: the runner's default, in memory)."""
+    if where is None:
+        return None
+    if "://" in where:
+        return artifact_service_from_url(where)
+    return SqliteArtifactService(where)
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -512,12 +528,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.session_db is not None and args.session is None:
         out.note(f"session {session_id} (continue it with --session {session_id})")
     config = RunConfig(granted_scopes=frozenset(args.scope or ()))
-    # With a session database, artifacts are kept in the same file.
-    artifacts = (
-        SqliteArtifactService(args.session_db)
-        if isinstance(service, SqliteSessionService)
-        else None
-    )
+    # With a session database, artifacts are kept in the same database.
+    artifacts = _artifact_service(args.session_db)
     runner = Runner(
         root,
         app_name=folder.resolve().name,
@@ -548,10 +560,9 @@ def cmd_run(args: argparse.Namespace) -> int:
             talk.scripted(piped or prompts)
     finally:
         runner.close()
-        if isinstance(service, SqliteSessionService):
-            service.close()
-        if artifacts is not None:
-            artifacts.close()
+        for store in (service, artifacts):
+            if isinstance(store, Closing):
+                store.close()
     return EXIT_TOOL_ERROR if out.errors else EXIT_OK
 
 
@@ -581,7 +592,11 @@ def build_parser() -> argparse.ArgumentParser:
         "OPENAI_BASE_URL), anthropic:MODEL (ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL), "
         "google:MODEL or gemini-...",
     )
-    run.add_argument("--session-db", metavar="PATH", help="keep sessions in this SQLite file")
+    run.add_argument(
+        "--session-db",
+        metavar="URL",
+        help="keep sessions here: sqlite:///path, postgresql://..., or a SQLite file path",
+    )
     run.add_argument(
         "--session", metavar="ID", help="the session id (continue one with --session-db)"
     )

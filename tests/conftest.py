@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import os
+import urllib.parse
+import uuid
+from collections.abc import Iterator
 
+import pytest
 from hypothesis import HealthCheck, settings
 
 for _key in ("GOOGLE_API_KEY", "GEMINI_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_API_KEY"):
@@ -18,3 +22,63 @@ settings.register_profile(
 )
 settings.register_profile("dev", max_examples=200, deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+# -- PostgreSQL: a real server (see _pg_server.py) ----------------------------------------
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[str]:
+    """The DSN of a PostgreSQL server: ``AGENT_CORE_TEST_POSTGRES`` (what ``.ci/run``
+    exports), else a throwaway one started here when the binaries are on the machine.
+    Without either the test is skipped, or fails when ``CI`` is set."""
+    dsn = os.environ.get("AGENT_CORE_TEST_POSTGRES")
+    if dsn:
+        yield dsn
+        return
+    from _pg_server import PgServer, find_bindir
+
+    why = ""
+    try:
+        import psycopg  # noqa: F401
+    except ImportError:
+        why = "psycopg is not installed (pip install -e '.[dev]')"
+    if not why and find_bindir() is None:
+        why = "AGENT_CORE_TEST_POSTGRES is not set and no PostgreSQL binaries were found"
+    if why:
+        if os.environ.get("CI"):
+            pytest.fail(f"PostgreSQL tests cannot run in CI: {why}")
+        pytest.skip(why)
+    server = PgServer.start()
+    try:
+        yield server.dsn
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def postgres_dsn(postgres_server: str) -> Iterator[str]:
+    """A DSN whose tables live in a fresh schema of their own, dropped afterwards."""
+    import psycopg
+
+    schema = f"test_{uuid.uuid4().hex[:16]}"
+    with psycopg.connect(postgres_server, autocommit=True) as conn:
+        conn.execute(f"CREATE SCHEMA {schema}")
+    try:
+        yield with_search_path(postgres_server, schema)
+    finally:
+        with psycopg.connect(postgres_server, autocommit=True) as conn:
+            conn.execute(f"DROP SCHEMA {schema} CASCADE")
+
+
+def with_search_path(dsn: str, schema: str) -> str:
+    """``dsn`` with ``search_path`` set to ``schema`` (URL or key=value form kept)."""
+    option = f"-csearch_path={schema}"
+    if dsn.startswith(("postgresql://", "postgres://")):
+        parts = urllib.parse.urlsplit(dsn)
+        query = urllib.parse.parse_qsl(parts.query)
+        query = [(k, v) for k, v in query if k != "options"] + [("options", option)]
+        return urllib.parse.urlunsplit(parts._replace(query=urllib.parse.urlencode(query)))
+    from psycopg.conninfo import make_conninfo
+
+    return make_conninfo(dsn, options=option)

@@ -552,6 +552,37 @@ def test_run_session_db_continues_the_conversation(agent_dir: Path, tmp_path: Pa
     assert '[helper] count_visit -> {"result": 1}' in other.stdout.splitlines()
 
 
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+def test_run_session_db_takes_a_url(
+    backend: str, agent_dir: Path, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    script = tmp_path / "count.json"
+    script.write_text(
+        json.dumps({"prompts": ["count me"], "turns": [call_turn("count_visit", {}), "Counted."]})
+    )
+    url = (
+        f"sqlite:///{tmp_path / 'sessions.db'}"
+        if backend == "sqlite"
+        else request.getfixturevalue("postgres_dsn")
+    )
+    base = ["run", str(agent_dir), "--replay", str(script), "--session-db", url]
+    for visit in (1, 2):
+        result = agent_cli(*base, "--session", "s1", cwd=tmp_path)
+        assert result.returncode == 0, result.stderr
+        assert f'[helper] count_visit -> {{"result": {visit}}}' in result.stdout.splitlines()
+    if backend == "sqlite":
+        assert (tmp_path / "sessions.db").is_file()
+
+
+def test_run_session_db_with_an_unknown_scheme_is_one_error_line(
+    agent_dir: Path, tmp_path: Path
+) -> None:
+    result = agent_cli("run", str(agent_dir), "--session-db", "mongodb://x/y", cwd=tmp_path)
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    last = result.stderr.strip().splitlines()[-1]
+    assert last.startswith("agent-core: cannot open session database mongodb://x/y: unknown")
+
+
 def test_run_session_db_resumes_a_pending_confirmation(agent_dir: Path, tmp_path: Path) -> None:
     db = str(tmp_path / "sessions.db")
     base = ["run", str(agent_dir), "--session-db", db, "--session", "s1"]

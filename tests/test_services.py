@@ -22,16 +22,21 @@ APP = "app"
 WHERE: dict[str, Any] = {"app_name": APP, "user_id": "u", "session_id": "s"}
 
 
-@pytest.fixture(params=["memory", "sqlite"])
+@pytest.fixture(params=["memory", "sqlite", "postgres"])
 async def artifacts(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Any]:
     if request.param == "memory":
         yield InMemoryArtifactService()
+        return
+    if request.param == "sqlite":
+        svc: Any = SqliteArtifactService(tmp_path / "artifacts.db")
     else:
-        svc = SqliteArtifactService(tmp_path / "artifacts.db")
-        try:
-            yield svc
-        finally:
-            await svc.aclose()
+        from agent_core.services.postgres_artifacts import PostgresArtifactService
+
+        svc = PostgresArtifactService(request.getfixturevalue("postgres_dsn"))
+    try:
+        yield svc
+    finally:
+        await svc.aclose()
 
 
 # -- artifacts ------------------------------------------------------------------------------

@@ -1,4 +1,5 @@
-"""Session services: state scoping, events, copies, errors — for the in-memory and SQLite ones."""
+"""Session services: state scoping, events, copies, errors — for every service (in memory,
+SQLite, PostgreSQL)."""
 
 from __future__ import annotations
 
@@ -72,16 +73,21 @@ def test_without_temp_and_is_temp() -> None:
 # -- both services --------------------------------------------------------------------------
 
 
-@pytest.fixture(params=["memory", "sqlite"])
+@pytest.fixture(params=["memory", "sqlite", "postgres"])
 async def service(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Any]:
     if request.param == "memory":
         yield InMemorySessionService()
+        return
+    if request.param == "sqlite":
+        svc: Any = SqliteSessionService(tmp_path / "sessions.db")
     else:
-        svc = SqliteSessionService(tmp_path / "sessions.db")
-        try:
-            yield svc
-        finally:
-            await svc.aclose()
+        from agent_core.sessions.postgres import PostgresSessionService
+
+        svc = PostgresSessionService(request.getfixturevalue("postgres_dsn"))
+    try:
+        yield svc
+    finally:
+        await svc.aclose()
 
 
 async def test_create_and_get(service: BaseSessionService) -> None:

@@ -1,0 +1,79 @@
+"""Session and artifact services named by a URL: ``memory://``, ``sqlite:///path``,
+``postgresql://...``.
+
+``sqlite:`` URLs read as SQLAlchemy's do (and so as google-adk's ``db_url``):
+``sqlite:///sessions.db`` is a path relative to the working directory,
+``sqlite:////var/lib/app.db`` an absolute one, ``sqlite://`` or ``sqlite:///:memory:``
+a private in-memory database. ``postgresql://`` (also ``postgres://`` and
+``postgresql+psycopg://``) URLs go to psycopg as they are, the driver suffix dropped;
+psycopg is imported only then.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .services.base import BaseArtifactService
+    from .sessions.base import BaseSessionService
+
+__all__ = ["artifact_service_from_url", "session_service_from_url"]
+
+_POSTGRES_SCHEMES = ("postgresql", "postgres")
+
+
+def _split(url: str) -> tuple[str, str]:
+    """(kind, where): kind is "memory", "sqlite" or "postgresql"; where is the file path
+    or the DSN."""
+    scheme, sep, rest = url.partition("://")
+    if not sep:
+        raise ValueError(
+            f"not a service URL: {url!r} (use memory://, sqlite:///path or postgresql://...)"
+        )
+    scheme = scheme.lower()
+    base, _, _driver = scheme.partition("+")
+    if scheme == "memory":
+        return "memory", ""
+    if scheme == "sqlite":
+        if rest in ("", "/", "/:memory:"):
+            return "sqlite", ":memory:"
+        if not rest.startswith("/"):
+            raise ValueError(f"a sqlite URL has no host: sqlite:///path, not {url!r}")
+        return "sqlite", rest[1:]
+    if base in _POSTGRES_SCHEMES:
+        return "postgresql", f"postgresql://{rest}"
+    raise ValueError(
+        f"unknown scheme {scheme!r} in {url!r} (use memory://, sqlite:///path or postgresql://...)"
+    )
+
+
+def session_service_from_url(url: str) -> BaseSessionService:
+    """The session service ``url`` names (see the module docs for the forms)."""
+    kind, where = _split(url)
+    if kind == "memory":
+        from .sessions.memory import InMemorySessionService
+
+        return InMemorySessionService()
+    if kind == "sqlite":
+        from .sessions.sqlite import SqliteSessionService
+
+        return SqliteSessionService(where)
+    from .sessions.postgres import PostgresSessionService
+
+    return PostgresSessionService(where)
+
+
+def artifact_service_from_url(url: str) -> BaseArtifactService:
+    """The artifact service ``url`` names (see the module docs for the forms)."""
+    kind, where = _split(url)
+    if kind == "memory":
+        from .services.artifacts import InMemoryArtifactService
+
+        return InMemoryArtifactService()
+    if kind == "sqlite":
+        from .services.artifacts import SqliteArtifactService
+
+        return SqliteArtifactService(where)
+    from .services.postgres_artifacts import PostgresArtifactService
+
+    return PostgresArtifactService(where)

@@ -1,0 +1,454 @@
+"""``PostgresSessionService``: sessions, events and state in PostgreSQL (psycopg 3)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import AsyncIterator, Iterable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from typing import TYPE_CHECKING, Any
+
+from .._events import Event
+from .._ids import new_id, now
+from .._postgres import PostgresBacked, in_transaction
+from .base import BaseSessionService, Session, SessionBusyError, SessionExistsError
+from .lease import busy_message, local_lease
+from .sqlite import _EncodedDelta
+from .state import TEMP_PREFIX, merge_state, without_temp
+
+if TYPE_CHECKING:
+    from .._postgres import AsyncConnection
+
+__all__ = ["PostgresSessionService"]
+
+# As in SQLite: state key by key (app and user keys without their prefix), values and
+# events as JSON text. Each session counts its events (``last_seq``): an append bumps the
+# count under the session row's lock, so the sequence is the per-session commit order.
+# The tables are prefixed, as they may share a database (and its default schema) with
+# other applications' tables.
+_SCHEMA = (
+    """CREATE TABLE IF NOT EXISTS agent_sessions (
+        app_name TEXT NOT NULL,
+        user_id TEXT NOT NULL,
+        id TEXT NOT NULL,
+        created BIGSERIAL,
+        create_time DOUBLE PRECISION NOT NULL,
+        update_time DOUBLE PRECISION NOT NULL,
+        last_seq BIGINT NOT NULL DEFAULT 0,
+        PRIMARY KEY (app_name, user_id, id)
+    )""",
+    """CREATE TABLE IF NOT EXISTS agent_events (
+        app_name TEXT NOT NULL,
+        user_id TEXT NOT NULL,
+        session_id TEXT NOT NULL,
+        seq BIGINT NOT NULL,
+        id TEXT NOT NULL,
+        timestamp DOUBLE PRECISION NOT NULL,
+        data TEXT NOT NULL,
+        PRIMARY KEY (app_name, user_id, session_id, seq)
+    )""",
+    """CREATE TABLE IF NOT EXISTS agent_session_state (
+        app_name TEXT NOT NULL,
+        user_id TEXT NOT NULL,
+        session_id TEXT NOT NULL,
+        key TEXT NOT NULL,
+        value TEXT NOT NULL,
+        PRIMARY KEY (app_name, user_id, session_id, key)
+    )""",
+    """CREATE TABLE IF NOT EXISTS agent_user_state (
+        app_name TEXT NOT NULL,
+        user_id TEXT NOT NULL,
+        key TEXT NOT NULL,
+        value TEXT NOT NULL,
+        PRIMARY KEY (app_name, user_id, key)
+    )""",
+    """CREATE TABLE IF NOT EXISTS agent_app_state (
+        app_name TEXT NOT NULL,
+        key TEXT NOT NULL,
+        value TEXT NOT NULL,
+        PRIMARY KEY (app_name, key)
+    )""",
+)
+
+_UPSERT_APP = """INSERT INTO agent_app_state (app_name, key, value) VALUES (%s, %s, %s)
+    ON CONFLICT (app_name, key) DO UPDATE SET value = excluded.value"""
+_UPSERT_USER = """INSERT INTO agent_user_state (app_name, user_id, key, value)
+    VALUES (%s, %s, %s, %s)
+    ON CONFLICT (app_name, user_id, key) DO UPDATE SET value = excluded.value"""
+_UPSERT_SESSION = """INSERT INTO agent_session_state (app_name, user_id, session_id, key, value)
+    VALUES (%s, %s, %s, %s, %s)
+    ON CONFLICT (app_name, user_id, session_id, key) DO UPDATE SET value = excluded.value"""
+_WHERE_SESSION = " WHERE app_name = %s AND user_id = %s AND session_id = %s"
+# The advisory lock of a session: one 64-bit number from the schema and the session's key.
+_LOCK_KEY = "hashtextextended(current_schema() || '/' || %s, 0)"
+
+
+async def _write_delta(
+    conn: AsyncConnection, encoded: _EncodedDelta, app_name: str, user_id: str, session_id: str
+) -> None:
+    # Keys in sorted order: two transactions upserting the same keys lock them in the same
+    # order, so they wait for each other instead of deadlocking.
+    async with conn.cursor() as cur:
+        if encoded.app:
+            await cur.executemany(_UPSERT_APP, [(app_name, k, v) for k, v in sorted(encoded.app)])
+        if encoded.user:
+            await cur.executemany(
+                _UPSERT_USER, [(app_name, user_id, k, v) for k, v in sorted(encoded.user)]
+            )
+        if encoded.session:
+            await cur.executemany(
+                _UPSERT_SESSION,
+                [(app_name, user_id, session_id, k, v) for k, v in sorted(encoded.session)],
+            )
+
+
+def _decode(rows: Iterable[tuple[Any, ...]]) -> dict[str, Any]:
+    return {key: json.loads(value) for key, value in rows}
+
+
+async def _shared_state(
+    conn: AsyncConnection, app_name: str, user_id: str
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    app = await conn.execute(
+        "SELECT key, value FROM agent_app_state WHERE app_name = %s", (app_name,)
+    )
+    user = await conn.execute(
+        "SELECT key, value FROM agent_user_state WHERE app_name = %s AND user_id = %s",
+        (app_name, user_id),
+    )
+    return _decode(await app.fetchall()), _decode(await user.fetchall())
+
+
+async def _snapshot(conn: AsyncConnection) -> None:
+    await conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+
+
+class _Held:
+    """A lease held through this service: its connection (holding the advisory lock),
+    which the run's writes use, one at a time."""
+
+    __slots__ = ("conn", "lock")
+
+    def __init__(self, conn: AsyncConnection) -> None:
+        self.conn = conn
+        self.lock = asyncio.Lock()
+
+
+class PostgresSessionService(PostgresBacked, BaseSessionService):
+    """Sessions, events and state in a PostgreSQL database (psycopg 3, its async pool).
+
+    The same interface and behaviour as :class:`~agent_core.SqliteSessionService`:
+    appending an event stores it and applies its state delta in one transaction; ``app:``,
+    ``user:`` and session state merge key by key (the last committed write of a key
+    wins); events load in the order they were committed, per session. The tables
+    (``agent_sessions``, ``agent_events``, ``agent_*_state``, in the connection's current
+    schema) are created on first use. ``dsn`` is a libpq connection string or URL
+    (``postgresql://user@host/db``, ``?options=-csearch_path%3Dmyschema`` picks a schema).
+
+    One writer per session: :meth:`lease` takes a session-level advisory lock on a
+    connection of its own, which the run's writes then use; the server frees it when
+    that connection ends, so a killed holder never leaves a session locked.
+
+    All database work runs on one event loop thread dedicated to this service, so the
+    service can be used from any event loop or thread. ``min_size``/``max_size`` size
+    the pool (a run holding a lease keeps one connection); ``timeout`` is how long an
+    operation waits for a connection (a server that is down) before it fails with
+    :class:`~agent_core.sessions.base.SessionStoreError`. Close it with :meth:`close`
+    or :meth:`aclose`, or use it as a (sync or async) context manager.
+    """
+
+    _schema = _SCHEMA
+    _thread_name = "agent_core-postgres-sessions"
+
+    def __init__(
+        self, dsn: str, *, min_size: int = 1, max_size: int = 10, timeout: float = 30.0
+    ) -> None:
+        super().__init__(dsn, min_size=min_size, max_size=max_size, timeout=timeout)
+        # (app, user, session id) -> the lease held through this service (database loop only)
+        self._held: dict[tuple[str, str, str], _Held] = {}
+        # (app, user, session id) -> [lock, users]: writes without a lease, one at a time
+        self._writing: dict[tuple[str, str, str], list[Any]] = {}
+
+    # -- the lease ------------------------------------------------------------------------
+
+    def lease(
+        self, *, app_name: str, user_id: str, session_id: str, timeout: float
+    ) -> AbstractAsyncContextManager[None]:
+        """Hold the session's advisory lock; wait up to ``timeout`` seconds for it, then
+        raise :class:`~agent_core.sessions.base.SessionBusyError`."""
+        return self._lease((app_name, user_id, session_id), timeout)
+
+    @asynccontextmanager
+    async def _lease(self, key: tuple[str, str, str], timeout: float) -> AsyncIterator[None]:
+        deadline = time.monotonic() + timeout
+        async with local_lease((id(self), *key), timeout):
+            started = self._db.submit(lambda: self._take(key, deadline - time.monotonic()))
+            try:
+                took = await asyncio.shield(asyncio.wrap_future(started))
+            except asyncio.CancelledError:
+                # Taken after all? Give it back once the attempt ends.
+                started.add_done_callback(
+                    lambda f: (
+                        f.cancelled()
+                        or f.exception() is not None
+                        or self._db.submit(lambda: self._give_back(key))
+                    )
+                )
+                raise
+            if not took:
+                raise SessionBusyError(busy_message(key, timeout))
+            try:
+                yield
+            finally:
+                await self._db.call(lambda: self._give_back(key))
+
+    async def _take(self, key: tuple[str, str, str], timeout: float) -> bool:
+        import psycopg.errors
+
+        pool = await self._db.pool()
+        conn = await pool.getconn()
+        lock_key = json.dumps(key)
+        try:
+            if timeout <= 0:
+                cur = await conn.execute(f"SELECT pg_try_advisory_lock({_LOCK_KEY})", (lock_key,))
+                row = await cur.fetchone()
+                took = bool(row and row[0])
+            else:
+                await conn.execute(
+                    "SELECT set_config('lock_timeout', %s, false)",
+                    (f"{max(1, int(timeout * 1000))}ms",),
+                )
+                try:
+                    await conn.execute(f"SELECT pg_advisory_lock({_LOCK_KEY})", (lock_key,))
+                    took = True
+                except psycopg.errors.LockNotAvailable:
+                    took = False
+                await conn.execute("SELECT set_config('lock_timeout', '0', false)")
+        except BaseException:
+            await pool.putconn(conn)
+            raise
+        if not took:
+            await pool.putconn(conn)
+            return False
+        self._held[key] = _Held(conn)
+        return True
+
+    async def _give_back(self, key: tuple[str, str, str]) -> None:
+        held = self._held.pop(key, None)
+        if held is None:
+            return
+        pool = await self._db.pool()
+        async with held.lock:
+            try:
+                await held.conn.execute("SELECT pg_advisory_unlock_all()")
+            except Exception:
+                await held.conn.close()  # a broken connection: the server freed the lock
+            await pool.putconn(held.conn)
+
+    async def _write(self, key: tuple[str, str, str], work: Any) -> Any:
+        """``work`` in a transaction on the lease's connection when this service holds
+        the session's lease (a run needs no other connection), else on a pool connection
+        (on the database loop).
+
+        Work on one session through this service goes one piece at a time, so writes
+        commit in the order they were asked for and their callers hear back in that
+        order."""
+        held = self._held.get(key)
+        if held is not None:
+            async with held.lock:
+                return await in_transaction(held.conn, work)
+        waiting = self._writing.get(key)
+        if waiting is None:
+            waiting = self._writing[key] = [asyncio.Lock(), 0]
+        waiting[1] += 1
+        try:
+            async with waiting[0]:
+                return await self._db.transaction(work)
+        finally:
+            waiting[1] -= 1
+            if waiting[1] == 0:
+                del self._writing[key]
+
+    # -- the interface --------------------------------------------------------------------
+
+    async def create_session(
+        self,
+        *,
+        app_name: str,
+        user_id: str,
+        session_id: str | None = None,
+        state: dict[str, Any] | None = None,
+    ) -> Session:
+        """Create a session; ``state`` is scoped by prefix like any delta.
+
+        ``temp:`` keys of ``state`` appear in the returned session only. A ``session_id``
+        already used by this user of the app raises ``SessionExistsError``; of
+        concurrent creates of one id exactly one succeeds.
+        """
+        sid = session_id if session_id is not None else new_id("s")
+        initial = dict(state or {})
+        encoded = _EncodedDelta(without_temp(initial))
+        created_at = now()
+
+        async def work(conn: AsyncConnection) -> Session:
+            cur = await conn.execute(
+                "INSERT INTO agent_sessions (app_name, user_id, id, create_time, update_time)"
+                " VALUES (%s, %s, %s, %s, %s) ON CONFLICT DO NOTHING RETURNING 1",
+                (app_name, user_id, sid, created_at, created_at),
+            )
+            if await cur.fetchone() is None:
+                raise SessionExistsError(
+                    f"session {sid!r} already exists for user {user_id!r} of app {app_name!r}"
+                )
+            await _write_delta(conn, encoded, app_name, user_id, sid)
+            app, user = await _shared_state(conn, app_name, user_id)
+            own = {k: json.loads(v) for k, v in encoded.session}
+            return Session(
+                id=sid,
+                app_name=app_name,
+                user_id=user_id,
+                state=merge_state(app, user, own),
+                last_update_time=created_at,
+            )
+
+        session: Session = await self._db.call(lambda: self._write((app_name, user_id, sid), work))
+        session.state.update((k, v) for k, v in initial.items() if k.startswith(TEMP_PREFIX))
+        return session
+
+    async def get_session(self, *, app_name: str, user_id: str, session_id: str) -> Session | None:
+        """The session with its events (in commit order) and merged state, or None."""
+        key = (app_name, user_id, session_id)
+
+        async def work(conn: AsyncConnection) -> Session | None:
+            await _snapshot(conn)
+            cur = await conn.execute(
+                "SELECT update_time FROM agent_sessions"
+                " WHERE app_name = %s AND user_id = %s AND id = %s",
+                key,
+            )
+            row = await cur.fetchone()
+            if row is None:
+                return None
+            own = await conn.execute(
+                "SELECT key, value FROM agent_session_state" + _WHERE_SESSION, key
+            )
+            own_state = _decode(await own.fetchall())
+            app, user = await _shared_state(conn, app_name, user_id)
+            data = await conn.execute(
+                "SELECT data FROM agent_events" + _WHERE_SESSION + " ORDER BY seq", key
+            )
+            events = [Event.from_dict(json.loads(d)) for (d,) in await data.fetchall()]
+            return Session(
+                id=session_id,
+                app_name=app_name,
+                user_id=user_id,
+                state=merge_state(app, user, own_state),
+                events=events,
+                last_update_time=float(row[0]),
+            )
+
+        found: Session | None = await self._db.call(lambda: self._write(key, work))
+        return found
+
+    async def list_sessions(self, *, app_name: str, user_id: str) -> list[Session]:
+        """The user's sessions of the app in creation order, with merged state, no events."""
+
+        async def work(conn: AsyncConnection) -> list[Session]:
+            await _snapshot(conn)
+            cur = await conn.execute(
+                "SELECT id, update_time FROM agent_sessions WHERE app_name = %s AND user_id = %s"
+                " ORDER BY created",
+                (app_name, user_id),
+            )
+            rows = await cur.fetchall()
+            own: dict[str, dict[str, Any]] = {}
+            state = await conn.execute(
+                "SELECT session_id, key, value FROM agent_session_state"
+                " WHERE app_name = %s AND user_id = %s",
+                (app_name, user_id),
+            )
+            for sid, key, value in await state.fetchall():
+                own.setdefault(sid, {})[key] = json.loads(value)
+            app, user = await _shared_state(conn, app_name, user_id)
+            return [
+                Session(
+                    id=sid,
+                    app_name=app_name,
+                    user_id=user_id,
+                    state=merge_state(app, user, own.get(sid, {})),
+                    last_update_time=float(update_time),
+                )
+                for sid, update_time in rows
+            ]
+
+        listed: list[Session] = await self._db.call(lambda: self._db.transaction(work))
+        return listed
+
+    async def delete_session(self, *, app_name: str, user_id: str, session_id: str) -> None:
+        """Delete a session, its events and its own state (no error if it does not exist)."""
+        key = (app_name, user_id, session_id)
+
+        async def work(conn: AsyncConnection) -> None:
+            await conn.execute("DELETE FROM agent_events" + _WHERE_SESSION, key)
+            await conn.execute("DELETE FROM agent_session_state" + _WHERE_SESSION, key)
+            await conn.execute(
+                "DELETE FROM agent_sessions WHERE app_name = %s AND user_id = %s AND id = %s", key
+            )
+
+        await self._db.call(lambda: self._write(key, work))
+
+    async def append_event(self, session: Session, event: Event) -> Event:
+        """Store ``event`` and its state delta in one transaction.
+
+        A partial event is returned as is. Otherwise the transaction bumps the session's
+        event count (locking its row: appends to one session commit one at a time, in
+        sequence), inserts the event and upserts each key of the delta into its scope's
+        table; it reads nothing else, so events other writers appended meanwhile are
+        kept. Then the full delta (``temp:`` keys included) is applied to
+        ``session.state``, ``event`` is appended to ``session.events`` and
+        ``event.actions.state_delta`` is replaced by a new dict without the ``temp:``
+        keys, as stored. Appending to a session that does not exist raises
+        ``ValueError`` and stores nothing; a state value that is not JSON-serializable
+        raises ``TypeError`` and stores nothing.
+        """
+        if event.partial:
+            return event
+        delta = event.actions.state_delta
+        stored_delta = without_temp(delta)
+        encoded = _EncodedDelta(stored_delta)
+        event.actions.state_delta = stored_delta
+        try:
+            data = event.to_json()
+        finally:
+            event.actions.state_delta = delta
+        key = (session.app_name, session.user_id, session.id)
+        app_name, user_id, sid = key
+
+        async def work(conn: AsyncConnection) -> None:
+            cur = await conn.execute(
+                "UPDATE agent_sessions SET update_time = greatest(update_time, %s),"
+                " last_seq = last_seq + 1"
+                " WHERE app_name = %s AND user_id = %s AND id = %s RETURNING last_seq",
+                (event.timestamp, app_name, user_id, sid),
+            )
+            row = await cur.fetchone()
+            if row is None:
+                raise ValueError(
+                    f"session {sid!r} of user {user_id!r} of app {app_name!r} does not exist"
+                )
+            await conn.execute(
+                "INSERT INTO agent_events"
+                " (app_name, user_id, session_id, seq, id, timestamp, data)"
+                " VALUES (%s, %s, %s, %s, %s, %s, %s)",
+                (app_name, user_id, sid, row[0], event.id, event.timestamp, data),
+            )
+            await _write_delta(conn, encoded, app_name, user_id, sid)
+
+        await self._db.call(lambda: self._write(key, work))
+        if len(stored_delta) != len(delta):
+            event.actions.state_delta = stored_delta
+        session.state.update(delta)
+        session.events.append(event)
+        session.last_update_time = max(session.last_update_time, event.timestamp)
+        return event
