@@ -119,12 +119,15 @@ class PostgresDatabase:
         self._pool = pool
         return pool
 
-    async def transaction(self, work: Callable[[AsyncConnection], Awaitable[T]]) -> T:
+    async def transaction(
+        self, work: Callable[[AsyncConnection], Awaitable[T]], *, explicit: bool = True
+    ) -> T:
         """Run ``work(conn)`` in a transaction on a pool connection (on the database loop);
-        a lost deadlock or serialization race is tried again."""
+        a lost deadlock or serialization race is tried again. ``explicit=False``: work that
+        is one statement, its own transaction."""
         pool = await self.pool()
         async with pool.connection() as conn:
-            return await in_transaction(conn, work)
+            return await in_transaction(conn, work, explicit=explicit)
 
     # -- from any thread ------------------------------------------------------------------
 
@@ -190,14 +193,17 @@ class PostgresDatabase:
 
 
 async def in_transaction(
-    conn: AsyncConnection, work: Callable[[AsyncConnection], Awaitable[T]]
+    conn: AsyncConnection, work: Callable[[AsyncConnection], Awaitable[T]], *, explicit: bool = True
 ) -> T:
-    """``work(conn)`` in a transaction on ``conn``; a lost deadlock or serialization race
-    (the server rolled it back) is tried again."""
+    """``work(conn)`` in a transaction on ``conn`` (``explicit=False``: ``work`` is one
+    statement, its own transaction in autocommit mode); a lost deadlock or serialization
+    race (the server rolled it back) is tried again."""
     import psycopg.errors
 
     for attempt in range(_ATTEMPTS):
         try:
+            if not explicit:
+                return await work(conn)
             async with conn.transaction():
                 return await work(conn)
         except (psycopg.errors.DeadlockDetected, psycopg.errors.SerializationFailure):

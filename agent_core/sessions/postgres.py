@@ -18,7 +18,11 @@ from .sqlite import _EncodedDelta
 from .state import TEMP_PREFIX, merge_state, without_temp
 
 if TYPE_CHECKING:
+    import psycopg
+
     from .._postgres import AsyncConnection
+
+    AsyncCursor = psycopg.AsyncCursor[tuple[Any, ...]]
 
 __all__ = ["PostgresSessionService"]
 
@@ -80,6 +84,46 @@ _UPSERT_SESSION = """INSERT INTO agent_session_state (app_name, user_id, session
     VALUES (%s, %s, %s, %s, %s)
     ON CONFLICT (app_name, user_id, session_id, key) DO UPDATE SET value = excluded.value"""
 _WHERE_SESSION = " WHERE app_name = %s AND user_id = %s AND session_id = %s"
+
+# Appending is one statement, so one round trip and its own transaction: bump the
+# session's count (taking its row lock: appends to one session commit one at a time, in
+# sequence), insert the event under that number, upsert each key of the delta (in sorted
+# order, so two appends writing the same keys wait for each other instead of
+# deadlocking). When the session does not exist nothing is written and no row returns.
+_APPEND = """WITH s AS (
+    UPDATE agent_sessions SET update_time = greatest(update_time, %(ts)s),
+        last_seq = last_seq + 1
+    WHERE app_name = %(app)s AND user_id = %(user)s AND id = %(sid)s
+    RETURNING last_seq
+), e AS (
+    INSERT INTO agent_events (app_name, user_id, session_id, seq, id, timestamp, data)
+    SELECT %(app)s, %(user)s, %(sid)s, last_seq, %(eid)s, %(ts)s, %(data)s FROM s
+    RETURNING seq
+), a AS (
+    INSERT INTO agent_app_state (app_name, key, value)
+    SELECT %(app)s, k, v FROM unnest(%(ak)s::text[], %(av)s::text[]) AS d (k, v)
+    WHERE EXISTS (SELECT FROM s) ORDER BY k
+    ON CONFLICT (app_name, key) DO UPDATE SET value = excluded.value
+), u AS (
+    INSERT INTO agent_user_state (app_name, user_id, key, value)
+    SELECT %(app)s, %(user)s, k, v FROM unnest(%(uk)s::text[], %(uv)s::text[]) AS d (k, v)
+    WHERE EXISTS (SELECT FROM s) ORDER BY k
+    ON CONFLICT (app_name, user_id, key) DO UPDATE SET value = excluded.value
+), o AS (
+    INSERT INTO agent_session_state (app_name, user_id, session_id, key, value)
+    SELECT %(app)s, %(user)s, %(sid)s, k, v
+    FROM unnest(%(ok)s::text[], %(ov)s::text[]) AS d (k, v)
+    WHERE EXISTS (SELECT FROM s) ORDER BY k
+    ON CONFLICT (app_name, user_id, session_id, key) DO UPDATE SET value = excluded.value
+)
+SELECT seq FROM e"""
+
+
+def _columns(pairs: list[tuple[str, str]]) -> tuple[list[str], list[str]]:
+    ordered = sorted(pairs)
+    return [k for k, _ in ordered], [v for _, v in ordered]
+
+
 # The advisory lock of a session: one 64-bit number from the schema and the session's key.
 _LOCK_KEY = "hashtextextended(current_schema() || '/' || %s, 0)"
 
@@ -107,17 +151,32 @@ def _decode(rows: Iterable[tuple[Any, ...]]) -> dict[str, Any]:
     return {key: json.loads(value) for key, value in rows}
 
 
+class _SharedState:
+    """The app's and the user's state, asked for now and read later (in a pipeline the
+    queries go out together)."""
+
+    def __init__(self, app: AsyncCursor, user: AsyncCursor) -> None:
+        self.app, self.user = app, user
+
+    @classmethod
+    async def ask(cls, conn: AsyncConnection, app_name: str, user_id: str) -> _SharedState:
+        app = await conn.execute(
+            "SELECT key, value FROM agent_app_state WHERE app_name = %s", (app_name,)
+        )
+        user = await conn.execute(
+            "SELECT key, value FROM agent_user_state WHERE app_name = %s AND user_id = %s",
+            (app_name, user_id),
+        )
+        return cls(app, user)
+
+    async def read(self) -> tuple[dict[str, Any], dict[str, Any]]:
+        return _decode(await self.app.fetchall()), _decode(await self.user.fetchall())
+
+
 async def _shared_state(
     conn: AsyncConnection, app_name: str, user_id: str
 ) -> tuple[dict[str, Any], dict[str, Any]]:
-    app = await conn.execute(
-        "SELECT key, value FROM agent_app_state WHERE app_name = %s", (app_name,)
-    )
-    user = await conn.execute(
-        "SELECT key, value FROM agent_user_state WHERE app_name = %s AND user_id = %s",
-        (app_name, user_id),
-    )
-    return _decode(await app.fetchall()), _decode(await user.fetchall())
+    return await (await _SharedState.ask(conn, app_name, user_id)).read()
 
 
 async def _snapshot(conn: AsyncConnection) -> None:
@@ -215,16 +274,17 @@ class PostgresSessionService(PostgresBacked, BaseSessionService):
                 row = await cur.fetchone()
                 took = bool(row and row[0])
             else:
-                await conn.execute(
-                    "SELECT set_config('lock_timeout', %s, false)",
-                    (f"{max(1, int(timeout * 1000))}ms",),
-                )
+                # One round trip. Were the wait to time out, the statements run as one
+                # implicit transaction, so its lock_timeout setting is undone with it.
+                ms = f"{max(1, int(timeout * 1000))}ms"
                 try:
-                    await conn.execute(f"SELECT pg_advisory_lock({_LOCK_KEY})", (lock_key,))
+                    async with conn.pipeline():
+                        await conn.execute("SELECT set_config('lock_timeout', %s, false)", (ms,))
+                        await conn.execute(f"SELECT pg_advisory_lock({_LOCK_KEY})", (lock_key,))
+                        await conn.execute("SELECT set_config('lock_timeout', '0', false)")
                     took = True
                 except psycopg.errors.LockNotAvailable:
                     took = False
-                await conn.execute("SELECT set_config('lock_timeout', '0', false)")
         except BaseException:
             await pool.putconn(conn)
             raise
@@ -246,25 +306,27 @@ class PostgresSessionService(PostgresBacked, BaseSessionService):
                 await held.conn.close()  # a broken connection: the server freed the lock
             await pool.putconn(held.conn)
 
-    async def _write(self, key: tuple[str, str, str], work: Any) -> Any:
+    async def _write(
+        self, key: tuple[str, str, str], work: Any, *, one_statement: bool = False
+    ) -> Any:
         """``work`` in a transaction on the lease's connection when this service holds
         the session's lease (a run needs no other connection), else on a pool connection
         (on the database loop).
 
         Work on one session through this service goes one piece at a time, so writes
         commit in the order they were asked for and their callers hear back in that
-        order."""
+        order. ``one_statement`` work is its own transaction (no BEGIN/COMMIT)."""
         held = self._held.get(key)
         if held is not None:
             async with held.lock:
-                return await in_transaction(held.conn, work)
+                return await in_transaction(held.conn, work, explicit=not one_statement)
         waiting = self._writing.get(key)
         if waiting is None:
             waiting = self._writing[key] = [asyncio.Lock(), 0]
         waiting[1] += 1
         try:
             async with waiting[0]:
-                return await self._db.transaction(work)
+                return await self._db.transaction(work, explicit=not one_statement)
         finally:
             waiting[1] -= 1
             if waiting[1] == 0:
@@ -321,24 +383,27 @@ class PostgresSessionService(PostgresBacked, BaseSessionService):
         key = (app_name, user_id, session_id)
 
         async def work(conn: AsyncConnection) -> Session | None:
-            await _snapshot(conn)
-            cur = await conn.execute(
-                "SELECT update_time FROM agent_sessions"
-                " WHERE app_name = %s AND user_id = %s AND id = %s",
-                key,
-            )
-            row = await cur.fetchone()
-            if row is None:
-                return None
-            own = await conn.execute(
-                "SELECT key, value FROM agent_session_state" + _WHERE_SESSION, key
-            )
-            own_state = _decode(await own.fetchall())
-            app, user = await _shared_state(conn, app_name, user_id)
-            data = await conn.execute(
-                "SELECT data FROM agent_events" + _WHERE_SESSION + " ORDER BY seq", key
-            )
-            events = [Event.from_dict(json.loads(d)) for (d,) in await data.fetchall()]
+            # One round trip: every query is sent before the first result is read.
+            async with conn.pipeline():
+                await _snapshot(conn)
+                head = await conn.execute(
+                    "SELECT update_time FROM agent_sessions"
+                    " WHERE app_name = %s AND user_id = %s AND id = %s",
+                    key,
+                )
+                own = await conn.execute(
+                    "SELECT key, value FROM agent_session_state" + _WHERE_SESSION, key
+                )
+                shared = await _SharedState.ask(conn, app_name, user_id)
+                data = await conn.execute(
+                    "SELECT data FROM agent_events" + _WHERE_SESSION + " ORDER BY seq", key
+                )
+                row = await head.fetchone()
+                if row is None:
+                    return None
+                own_state = _decode(await own.fetchall())
+                app, user = await shared.read()
+                events = [Event.from_dict(json.loads(d)) for (d,) in await data.fetchall()]
             return Session(
                 id=session_id,
                 app_name=app_name,
@@ -425,27 +490,32 @@ class PostgresSessionService(PostgresBacked, BaseSessionService):
         key = (session.app_name, session.user_id, session.id)
         app_name, user_id, sid = key
 
+        ak, av = _columns(encoded.app)
+        uk, uv = _columns(encoded.user)
+        ok, ov = _columns(encoded.session)
+        params = {
+            "app": app_name,
+            "user": user_id,
+            "sid": sid,
+            "ts": event.timestamp,
+            "eid": event.id,
+            "data": data,
+            "ak": ak,
+            "av": av,
+            "uk": uk,
+            "uv": uv,
+            "ok": ok,
+            "ov": ov,
+        }
+
         async def work(conn: AsyncConnection) -> None:
-            cur = await conn.execute(
-                "UPDATE agent_sessions SET update_time = greatest(update_time, %s),"
-                " last_seq = last_seq + 1"
-                " WHERE app_name = %s AND user_id = %s AND id = %s RETURNING last_seq",
-                (event.timestamp, app_name, user_id, sid),
-            )
-            row = await cur.fetchone()
-            if row is None:
+            cur = await conn.execute(_APPEND, params)
+            if await cur.fetchone() is None:
                 raise ValueError(
                     f"session {sid!r} of user {user_id!r} of app {app_name!r} does not exist"
                 )
-            await conn.execute(
-                "INSERT INTO agent_events"
-                " (app_name, user_id, session_id, seq, id, timestamp, data)"
-                " VALUES (%s, %s, %s, %s, %s, %s, %s)",
-                (app_name, user_id, sid, row[0], event.id, event.timestamp, data),
-            )
-            await _write_delta(conn, encoded, app_name, user_id, sid)
 
-        await self._db.call(lambda: self._write(key, work))
+        await self._db.call(lambda: self._write(key, work, one_statement=True))
         if len(stored_delta) != len(delta):
             event.actions.state_delta = stored_delta
         session.state.update(delta)
