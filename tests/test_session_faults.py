@@ -229,12 +229,10 @@ async def test_appends_across_a_server_restart_are_whole_or_absent(
             await service.create_session(app_name="app", user_id="u", session_id=f"s{i}")
             for i in range(4)
         ]
-        acked: set[str] = set()
-        failed = 0
+        acked: dict[str, float] = {}  # id -> when it was acknowledged
         stop = time.monotonic() + 3.0
 
         async def append_until_stopped(session: Session) -> None:
-            nonlocal failed
             i = 0
             while time.monotonic() < stop:
                 i += 1
@@ -242,18 +240,27 @@ async def test_appends_across_a_server_restart_are_whole_or_absent(
                 event = Event(author="a", actions=EventActions(state_delta=delta))
                 try:
                     await service.append_event(session, event)
-                    acked.add(event.id)
+                    acked[event.id] = time.monotonic()
                 except SessionStoreError:
-                    failed += 1
-                    await asyncio.sleep(0.01)
+                    await asyncio.sleep(0.01)  # a broken connection: the write stored nothing
 
-        restart = threading.Timer(0.5, own_postgres.restart)
-        restart.start()
+        restarting: list[float] = []
+
+        def restart() -> None:
+            restarting.append(time.monotonic())
+            own_postgres.restart()
+            restarting.append(time.monotonic())
+
+        timer = threading.Timer(0.5, restart)
+        timer.start()
         try:
             await asyncio.gather(*(append_until_stopped(s) for s in sessions))
         finally:
-            restart.join()
-        assert failed > 0  # the restart did land under the writers
+            timer.join()
+        began, ended = restarting
+        # the writers were at work before the restart and went on after it
+        assert any(t < began for t in acked.values())
+        assert any(t > ended for t in acked.values())
         stored: set[str] = set()
         for session in sessions:
             got = await service.get_session(app_name="app", user_id="u", session_id=session.id)
@@ -263,4 +270,4 @@ async def test_appends_across_a_server_restart_are_whole_or_absent(
             assert got.state == folded | {"app:last": got.state["app:last"]}
             numbers = [e.actions.state_delta["n"] for e in got.events]
             assert numbers == sorted(set(numbers))  # in the order they were asked for
-        assert acked <= stored
+        assert set(acked) <= stored
