@@ -239,7 +239,16 @@ async def test_cancelling_a_dispatch_kills_every_worker_within_the_grace():
 
 @pytest.mark.parametrize(
     ("name", "args"),
-    [("exit_now", {}), ("segfault", {}), ("out_of_memory", {}), ("hog", {"limit_mb": 64})],
+    [
+        ("exit_now", {}),
+        ("segfault", {}),
+        ("out_of_memory", {}),
+        pytest.param(
+            "hog",
+            {"limit_mb": 64},
+            marks=pytest.mark.skipif(sys.platform != "linux", reason="reads /proc"),
+        ),
+    ],
 )
 async def test_a_dying_or_starving_worker_fails_only_its_call(scheduler, name, args):
     batch = [

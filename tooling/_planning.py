@@ -94,8 +94,8 @@ _NO_DEPS: dict[int, list[int]] = {}  # shared, never written
 class Segment:
     """Calls that run together; ``deps`` maps a member to the members it waits for.
 
-    A segment of one call that is a barrier (``barrier=True``) waits for everything
-    before it and holds back everything after it.
+    A segment with ``barrier=True`` is a chain of barriers: its calls run one after
+    another, each waiting for everything before it and holding back everything after.
     """
 
     __slots__ = ("barrier", "deps", "members")
@@ -167,12 +167,15 @@ class Plan:
         previous: Segment | None = None
         for segment in self.segments:
             if segment.barrier:
-                made = record(segment.members[0])
-                if previous is not None:
-                    made.waited_for = tuple(calls[i].id for i in previous.members)
-                    made.wait_reasons = (reason,) * len(previous.members)
+                before = previous.members if previous is not None else []
+                for index in segment.members:
+                    made = record(index)
+                    if before:
+                        made.waited_for = tuple(calls[i].id for i in before)
+                        made.wait_reasons = (reason,) * len(before)
+                    before = [index]
             else:
-                barrier = previous.members[0] if previous is not None else None
+                barrier = previous.members[-1] if previous is not None else None
                 for index in segment.members:
                     made = record(index)
                     waited = [calls[barrier].id] if barrier is not None else []
@@ -206,6 +209,8 @@ def plan_dispatch(
     mode: Mode,
 ) -> Plan:
     """Plan the calls at ``todo`` (indexes into ``calls``) under ``mode``."""
+    if len(todo) == 1 and not _needs_arguments(tools.get(calls[todo[0]].name), mode):
+        return Plan([Segment([todo[0]], True)], {}, None, mode)  # one call: nothing to order
     names = {calls[i].name for i in todo}
     if any(_needs_arguments(tools.get(name), mode) for name in names):
         return _plan_with_arguments(calls, todo, tools, mode)
@@ -224,7 +229,10 @@ def plan_dispatch(
         if current:
             segments.append(Segment(current))
             current = []
-        segments.append(Segment([index], True))
+        if segments and segments[-1].barrier:
+            segments[-1].members.append(index)  # a chain of barriers: one after another
+        else:
+            segments.append(Segment([index], True))
         if tool is not None and mode == "auto":
             serial[id(tool)] = serial.get(id(tool), 0) + 1
     if current:
@@ -283,7 +291,10 @@ def _plan_with_arguments(
         if current:
             segments.append(Segment(current, deps=_deps(current, slots, mode)))
             current = []
-        segments.append(Segment([index], True))
+        if segments and segments[-1].barrier:
+            segments[-1].members.append(index)  # a chain of barriers: one after another
+        else:
+            segments.append(Segment([index], True))
         if tool is not None and tool.conflict_key is None and mode == "auto":
             serial[id(tool)] = serial.get(id(tool), 0) + 1
     if current:

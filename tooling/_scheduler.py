@@ -321,6 +321,14 @@ class _Dispatch:
             if self.trace is not None:
                 self.trace.plan(self.records)
             for segment in plan.segments:
+                if segment.barrier:  # one after another
+                    for index in segment.members:
+                        if blocked_by is not None:
+                            self._deferred(index, blocked_by)
+                        else:
+                            await self._run(index)
+                            blocked_by = self.blocked.get(index)
+                    continue
                 if blocked_by is not None:
                     for index in segment.members:
                         self._deferred(index, blocked_by)
