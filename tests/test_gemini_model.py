@@ -578,3 +578,16 @@ def test_a_call_with_arguments_that_are_not_an_object_converts_for_the_history(a
     part = part_to_genai(Part(function_call=FunctionCall(id="c1", name="echo", args=args)))
     assert part.function_call is not None
     assert part.function_call.name == "echo" and part.function_call.args == {}
+
+
+@pytest.mark.parametrize("stream", [False, True])
+async def test_token_usage_is_on_the_response(
+    server: FakeGemini, model: GeminiModel, stream: bool
+) -> None:
+    usage = {"promptTokenCount": 21, "candidatesTokenCount": 7, "thoughtsTokenCount": 3}
+    reply = {**_candidate({"text": "Even."}), "usageMetadata": usage}
+    server.reply(Reply(events=[reply]) if stream else Reply(reply))
+    responses = await ask(model, LlmRequest(model=MODEL, contents=[user("4?")]), stream=stream)
+    # Thinking tokens are output the model produced, as the other adapters count them.
+    assert responses[-1].usage == {"input_tokens": 21, "output_tokens": 10}
+    assert model.provider == "gcp.gemini"
