@@ -8,16 +8,18 @@ imported by path (under its dotted name when the folder is a package, else under
 unique to the folder), so example folders with relative imports work.
 
 Live or replay
-    With ``GOOGLE_API_KEY`` or ``GEMINI_API_KEY`` set and no ``--replay``, the agents use
-    their own models. Otherwise the run replays ``--replay FILE`` or
-    ``AGENT_DIR/replay.json`` (``{"prompts": [...], "turns": [...]}``, or ``"agents":
-    {name: [turns]}`` instead of ``"turns"``): a ``ScriptedModel`` playing its turns
-    becomes the model of every agent in the tree (agents behind an ``AgentTool``
-    included), and ``agent.py``'s optional ``REPLAY_ENV`` mapping is put in the
-    environment. One line on stderr says which it is. ``--model openai:MODEL`` (or
-    ``anthropic:MODEL``, ``google:MODEL``) makes every agent use that model; the run is
-    then live when that provider's key is set (``OPENAI_API_KEY``, ``ANTHROPIC_API_KEY``),
-    and the SDK's ``OPENAI_BASE_URL`` / ``ANTHROPIC_BASE_URL`` are honoured.
+    With the key of the root agent's model set (``GOOGLE_API_KEY`` or ``GEMINI_API_KEY``
+    for Gemini, ``OPENAI_API_KEY`` for ``"openai:..."``, ``ANTHROPIC_API_KEY`` for
+    ``"anthropic:..."``) and no ``--replay``, the agents use their own models. Otherwise
+    the run replays ``--replay FILE`` or ``AGENT_DIR/replay.json`` (``{"prompts": [...],
+    "turns": [...]}``, or ``"agents": {name: [turns]}`` instead of ``"turns"``): a
+    ``ScriptedModel`` playing its turns becomes the model of every agent in the tree
+    (agents behind an ``AgentTool`` included), and ``agent.py``'s optional ``REPLAY_ENV``
+    mapping is put in the environment. One line on stderr says which it is.
+    ``--model openai:MODEL`` (or ``anthropic:MODEL``, ``google:MODEL``) makes every agent
+    use that model; the run is then live when that provider's key is set
+    (``OPENAI_API_KEY``, ``ANTHROPIC_API_KEY``), and the SDK's ``OPENAI_BASE_URL`` /
+    ``ANTHROPIC_BASE_URL`` are honoured.
 
 What the user says
     With a live model on a terminal: an interactive chat (``you>``; ``exit`` or
@@ -428,6 +430,18 @@ def _has_api_key(model: str | None = None) -> bool:
     return any(os.environ.get(variable) for variable in _key_variables(model))
 
 
+def _agent_key_variables(root: Agent) -> tuple[str, ...]:
+    """The key variables of the root agent's own model (Gemini's when it names no provider)."""
+    model = root._model
+    if isinstance(model, str):
+        try:
+            return KEY_VARIABLES[provider_of(model)[0]]
+        except ValueError:
+            pass
+    provider = getattr(model, "provider", "")
+    return KEY_VARIABLES.get(provider, KEY_VARIABLES["google"])
+
+
 def _root_agent(module: ModuleType, folder: Path) -> Agent:
     root = getattr(module, "root_agent", None)
     if root is None:
@@ -478,19 +492,18 @@ def cmd_run(args: argparse.Namespace) -> int:
     if not (folder / "agent.py").is_file():
         raise CliError(f"{args.agent_dir} has no agent.py (it must define root_agent)")
     replay = Path(args.replay) if args.replay is not None else folder / "replay.json"
-    live = _has_api_key(args.model) and args.replay is None
     if args.replay is not None and not replay.is_file():
         raise CliError(f"replay file not found: {args.replay}")
+    variables = _key_variables(args.model)  # a bad --model name fails before the import
     # The folder's own problems (an import error, no root_agent, a tool that cannot be
     # built) come first: they are what needs fixing, key or no key.
     module = load_agent_dir(folder)
     root = _root_agent(module, folder)
+    if not args.model:
+        variables = _agent_key_variables(root)
+    live = any(os.environ.get(v) for v in variables) and args.replay is None
     if not live and not replay.is_file():
-        raise CliError(
-            NO_REPLAY.replace("GOOGLE_API_KEY", _key_variables(args.model)[0])
-            if args.model
-            else NO_REPLAY
-        )
+        raise CliError(NO_REPLAY.replace("GOOGLE_API_KEY", variables[0]))
     out = _Output(args.json)
     prompts: list[ReplayPrompt] = []
     if live:
@@ -502,16 +515,14 @@ def cmd_run(args: argparse.Namespace) -> int:
                 agent._model = model
             out.note(f"live run: every agent uses {args.model} ({_key_variables(args.model)[0]})")
         else:
-            out.note(
-                "live run: the agents use their own models (GOOGLE_API_KEY/GEMINI_API_KEY is set)"
-            )
+            out.note(f"live run: the agents use their own models ({'/'.join(variables)} is set)")
     else:
         scripted, prompts = _read_replay(replay)
         for agent in root.reachable():
             agent._model = scripted
         env = getattr(module, "REPLAY_ENV", None) or {}
         os.environ.update({str(k): str(v) for k, v in dict(env).items()})
-        why = "--replay given" if args.replay is not None else "no GOOGLE_API_KEY"
+        why = "--replay given" if args.replay is not None else f"no {variables[0]}"
         out.note(
             f"replaying {replay} with a ScriptedModel ({why}): no model is called; the "
             "recorded user turns and answers are played"
@@ -576,9 +587,9 @@ def build_parser() -> argparse.ArgumentParser:
         "run",
         help="chat with AGENT_DIR/agent.py's root_agent (live with a key, else its replay)",
         description=(
-            "Chat with AGENT_DIR/agent.py's root_agent: live with GOOGLE_API_KEY, otherwise "
-            "replaying AGENT_DIR/replay.json (or --replay FILE). Without a terminal, user turns "
-            "come from stdin lines, or from the replay's prompts when stdin is empty."
+            "Chat with AGENT_DIR/agent.py's root_agent: live with its model's API key, "
+            "otherwise replaying AGENT_DIR/replay.json (or --replay FILE). Without a terminal, "
+            "user turns come from stdin lines, or from the replay's prompts when stdin is empty."
         ),
     )
     run.add_argument(

@@ -9,6 +9,7 @@ per API. No real key is used and nothing leaves the machine.
 from __future__ import annotations
 
 import base64
+import io
 import json
 import os
 import subprocess
@@ -725,3 +726,30 @@ def test_agent_core_run_model_flag_needs_its_key_or_a_replay(tmp_path: Path) -> 
     )
     assert result.returncode == 2
     assert "--model: model 'gpt-4o' is not a known model name" in result.stderr
+
+
+def test_agent_core_run_is_live_with_the_key_of_the_agents_own_provider(
+    server: FakeServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    from agent_core.cli import main
+    from tests import _providers as p
+
+    folder = tmp_path / "claude_app"
+    folder.mkdir()
+    (folder / "agent.py").write_text(
+        "from agent_core import Agent\n"
+        "root_agent = Agent('claude_app', model='anthropic:claude-test', instruction='Be brief.')\n"
+    )
+    server.reply(Reply(p.anthropic_body("Hello from the loopback.")))
+    for variable in ("GOOGLE_API_KEY", "GEMINI_API_KEY"):
+        monkeypatch.delenv(variable, raising=False)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test")
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", server.base_url)
+    monkeypatch.setattr(sys, "stdin", io.StringIO("hello\n"))
+
+    assert main(["run", str(folder)]) == 0
+    captured = capsys.readouterr()
+    assert "live run: the agents use their own models (ANTHROPIC_API_KEY is set)" in captured.err
+    assert "[claude_app] Hello from the loopback." in captured.out
+    assert server.last_body["model"] == "claude-test"
+    assert server.last_body["system"] == "Be brief."
