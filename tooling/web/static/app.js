@@ -650,6 +650,7 @@ const Sessions = {
   },
 
   async show(user, id) {
+    const started = performance.now(); // the first page is timed from the navigation
     clearInterval(this.listTimer);
     this.listTimer = setInterval(() => {
       if (state.page === "sessions") this.refreshList().catch(() => {});
@@ -660,7 +661,7 @@ const Sessions = {
       if (!this.current || !this.current.fresh) this.renderEmpty();
       return;
     }
-    await this.open(user, id);
+    await this.open(user, id, started);
   },
 
   renderEmpty() {
@@ -674,8 +675,7 @@ const Sessions = {
     location.hash = `#sessions/user/${id}`;
   },
 
-  async open(user, id) {
-    const started = performance.now();
+  async open(user, id, started = performance.now()) {
     const same = this.current && this.current.user === user && this.current.id === id;
     if (!same) this.selectedIndex = null;
     if (same && this.current.fresh) {
@@ -919,7 +919,7 @@ const Runs = {
       const reasons = bar.wait_reasons || [];
       const waited = (bar.waited_for || []).map((cid, i) => {
         const name = byCall[cid] ? byCall[cid].label : cid;
-        return reasons.length > 1 && reasons[i] ? `${name} [${reasons[i]}]` : name;
+        return new Set(reasons).size > 1 && reasons[i] ? `${name} [${reasons[i]}]` : name;
       });
       const why = bar.kind === "tool" && (bar.waited_for || []).length
         ? el("div", { class: "wf-why", dataset: { why: "" } }, `waited ${((bar.start_ns - bar.wait_start_ns) / 1e6).toFixed(1)} ms for ${waited.join(", ")} (${bar.wait_reason || "order"})`)
