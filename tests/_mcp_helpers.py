@@ -57,14 +57,19 @@ def stop(process: subprocess.Popen[bytes], *, hard: bool = False) -> None:
 
 @contextmanager
 def http_server(
-    target: str = TOOLS, port: int | None = None, *, script: bool = False, kill: bool = False
+    target: str = TOOLS,
+    port: int | None = None,
+    *,
+    script: bool = False,
+    kill: bool = False,
+    extra: tuple[str, ...] = (),
 ) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
     """A server on 127.0.0.1: ``tooling serve target --http`` (or ``target`` run as a
     script taking ``--port``); yields its URL and process, then stops it (``kill``: at
     once, with SIGKILL)."""
     port = port or free_port()
     if script:
-        args = [sys.executable, target, "--port", str(port)]
+        args = [sys.executable, target, "--port", str(port), *extra]
     else:
         args = [sys.executable, *serve_args(target, "--http", f"127.0.0.1:{port}")]
     process = subprocess.Popen(

@@ -1,8 +1,10 @@
 """An MCP server written only with the official SDK's low-level ``Server`` (no tooling).
 
 ``python tests/_mcp_sdk_server.py`` serves over stdio; ``--port N`` over streamable HTTP
-on 127.0.0.1. It lists its tools two per page, counts the requests it gets (the ``stats``
-tool tells), and ``change_tools`` adds a tool and announces that the list changed.
+on 127.0.0.1; ``--legacy`` refuses ``server/discover``, so clients use the initialize
+handshake (HTTP sessions). It lists its tools two per page, counts the requests it
+gets (the ``stats`` tool tells), and ``change_tools`` adds a tool and announces that the
+list changed.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import mcp_types as types
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel.server import NotificationOptions, Server
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
+from mcp.shared.exceptions import MCPError
 
 PAGE = 2
 PIXEL = base64.b64encode(b"\x89PNG fake").decode()
@@ -110,6 +113,15 @@ server: Server[Any] = Server(
 )
 
 
+class HandshakeOnly:
+    """A server middleware refusing the 2026-07-28 ``server/discover`` probe."""
+
+    async def __call__(self, ctx: Any, call_next: Any) -> Any:
+        if ctx.method == "server/discover":
+            raise MCPError(types.METHOD_NOT_FOUND, "Method not found")
+        return await call_next(ctx)
+
+
 async def main(port: int | None) -> None:
     if port is None:
         from mcp.server.stdio import stdio_server
@@ -128,4 +140,8 @@ async def main(port: int | None) -> None:
 if __name__ == "__main__":
     parser = argparse.ArgumentParser()
     parser.add_argument("--port", type=int, default=None)
-    asyncio.run(main(parser.parse_args().port))
+    parser.add_argument("--legacy", action="store_true")
+    options = parser.parse_args()
+    if options.legacy:
+        server.middleware.append(HandshakeOnly())
+    asyncio.run(main(options.port))

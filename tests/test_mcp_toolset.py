@@ -302,6 +302,26 @@ async def test_a_restarted_http_server_is_reopened_once() -> None:
         await toolset.close()
 
 
+async def test_a_restarted_handshake_era_http_server_gets_a_new_session() -> None:
+    port = free_port()
+    legacy = ("--legacy",)
+    with http_server(SDK_SERVER, port, script=True, kill=True, extra=legacy) as (url, _):
+        toolset = McpToolset(HttpServer(url))
+        echo = (await tools_of(toolset))["echo"]
+        assert not echo.idempotent  # untrusted: a lost call would not be sent again
+        assert await echo.run({"text": "one"}) == {"echo": "one"}
+        assert toolset._connection._open.client.protocol_version == "2025-11-25"  # type: ignore[union-attr]
+    try:
+        with http_server(SDK_SERVER, port, script=True, extra=legacy):
+            # The new server answers the old session with 404: the call never ran there,
+            # so it is sent again on a new session.
+            assert await echo.run({"text": "two"}) == {"echo": "two"}
+            stats = await (await tools_of(toolset))["stats"].run({})
+            assert stats["calls"] == 2  # echo once, and this call: nothing ran twice
+    finally:
+        await toolset.close()
+
+
 # -- an agent -----------------------------------------------------------------------------------
 
 

@@ -33,7 +33,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from ._transports import HttpServer, StdioServer, WatchedStream, open_transport
 
-__all__ = ["Connection", "ConnectionLost"]
+__all__ = ["Connection", "ConnectionLost", "SessionExpired"]
 
 logger = logging.getLogger("tooling")
 
@@ -42,6 +42,22 @@ _T = TypeVar("_T")
 
 class ConnectionLost(Exception):
     """The connection to the server ended while a request waited for its answer."""
+
+
+class SessionExpired(ConnectionLost):
+    """The HTTP server no longer knows the session (it restarted, or dropped it).
+
+    It refused the request without running it, so the request may be sent again on a
+    new session.
+    """
+
+
+def _session_expired(exc: BaseException) -> bool:
+    """An HTTP 404 for the session, as the SDK's client reports it."""
+    if not isinstance(exc, MCPError) or exc.code != types.INVALID_REQUEST:
+        return False
+    message = exc.error.message.lower()
+    return "session" in message and ("not found" in message or "terminated" in message)
 
 
 def _client_info() -> types.Implementation:
@@ -133,11 +149,13 @@ class Connection:
         try:
             return await send(client)
         except Exception as exc:
-            if not _is_lost(exc):
+            expired = isinstance(self.server, HttpServer) and _session_expired(exc)
+            if not expired and not _is_lost(exc):
                 raise
             if current is not None:
                 current.stream.ended = True  # the next use opens a new connection
-            raise ConnectionLost(f"{type(exc).__name__}: {exc}") from exc
+            lost = SessionExpired if expired else ConnectionLost
+            raise lost(f"{type(exc).__name__}: {exc}") from exc
 
     async def _connect(self) -> _Open:
         ready: asyncio.Future[_Open] = asyncio.get_running_loop().create_future()

@@ -6,7 +6,9 @@ to ``ctx.emit_progress("progress", ...)`` and maps the result (see ``_content``)
 
 A call whose answer was lost with the connection is sent again only when the tool is
 idempotent by a trusted annotation; otherwise the model is told it may or may not have
-run. Past the timeout the call is ``tool.timeout`` and the server is told to cancel it.
+run. A call an HTTP server refused because it no longer knows the session (it
+restarted) never ran, and is sent again on a new session. Past the timeout the call is
+``tool.timeout`` and the server is told to cancel it.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from pydantic import ValidationError
 
 from .._base import BaseTool
 from .._errors import ToolError, error_details_from_validation
-from ._connection import Connection, ConnectionLost
+from ._connection import Connection, ConnectionLost, SessionExpired
 from ._content import error_from_result, response_from_result
 from ._meta import call_meta
 
@@ -167,14 +169,15 @@ class McpTool(BaseTool):
                 try:
                     result = await connection.on_loop(call)
                 except ConnectionLost as lost:
-                    if not self.idempotent:
+                    # A refused session never ran the call; an idempotent one may run twice.
+                    if not self.idempotent and not isinstance(lost, SessionExpired):
                         raise ToolError(
                             f"the connection to the MCP server was lost before tool "
                             f"{self.name!r} answered: the call may or may not have run. It was "
                             "not sent again; the next call reconnects.",
                             code="tool.failed",
                         ) from lost
-                    result = await connection.on_loop(call)  # idempotent: safe to send again
+                    result = await connection.on_loop(call)  # safe to send again
         except TimeoutError:
             if not deadline.expired():
                 raise
