@@ -15,6 +15,8 @@ import math
 import sys
 from typing import Any
 
+from pydantic_core import to_json
+
 from ._events import Event
 
 __all__ = ["clean", "state_problem", "storable_event"]
@@ -31,12 +33,27 @@ def clean(value: Any) -> tuple[Any, str | None]:
 
     When nothing is wrong, ``value`` itself is given back (no copy is made).
     """
+    if _surely_fine(value):
+        return value, None
     problems: list[str] = []
     try:
         cleaned = _clean(value, problems)
     except RecursionError:
         return "[a value nested too deep to store]", "a value nested too deep to store"
     return cleaned, (problems[0] if problems else None)
+
+
+def _surely_fine(value: Any) -> bool:
+    """The common case, checked in Rust: pydantic's encoder refuses lone surrogates, and an
+    int past the digit limit would make the text longer than the limit."""
+    if type(value) is str and value.isascii():
+        return True
+    try:
+        text = to_json(value)
+    except Exception:  # a surrogate, or a value pydantic cannot encode: look closer
+        return False
+    limit = sys.get_int_max_str_digits()
+    return not limit or len(text) <= limit
 
 
 def _clean(value: Any, problems: list[str]) -> Any:

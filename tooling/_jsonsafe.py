@@ -14,6 +14,8 @@ import math
 import sys
 from typing import Any
 
+from pydantic_core import PydanticSerializationError, to_json
+
 __all__ = ["SURELY_SHORT_INT_BITS", "printable", "state_value_problem", "unencodable"]
 
 #: An int of at most this many bits has at most 4,215 digits: under the digit limit
@@ -25,21 +27,81 @@ MAX_STATE_DEPTH = 200
 
 
 def unencodable(value: Any) -> str | None:
-    """What in ``value`` (JSON data: dicts, lists, scalars) JSON text cannot hold, or None."""
+    """What in ``value`` (JSON data: dicts, lists, scalars) JSON text cannot hold, or None.
+
+    pydantic's encoder refuses lone surrogates, and an int past the digit limit makes
+    text longer than the limit: so a value whose JSON is short and encodes is fine (the
+    common case, checked in Rust); only the others are walked.
+    """
+    if type(value) is dict and _flat_and_plain(value):
+        return None
+    try:
+        text = to_json(value)
+    except (PydanticSerializationError, ValueError, TypeError, RecursionError):
+        return _walk(value) or "a value that cannot be written as JSON"
+    limit = _limit()
+    if limit and len(text) > limit:
+        return _walk(value)
+    return None
+
+
+def _flat_and_plain(value: dict[Any, Any]) -> bool:
+    """A few ASCII keys with ASCII text, short ints and other scalars: surely fine."""
+    if len(value) > 16:
+        return False
+    for key, item in value.items():
+        if type(key) is not str or not key.isascii():
+            return False
+        kind = type(item)
+        if kind is str:
+            if not item.isascii():
+                return False
+        elif kind is int:
+            if item.bit_length() > SURELY_SHORT_INT_BITS:
+                return False
+        elif kind not in _SCALARS:
+            return False
+    return True
+
+
+def _walk(value: Any) -> str | None:
     stack = [value]
+    pop, extend = stack.pop, stack.extend
     while stack:
-        item = stack.pop()
-        if isinstance(item, str):
+        item = pop()
+        kind = type(item)
+        if kind is str:
             if not item.isascii() and not _utf8(item):
                 return _where(value, item, "a string holding a lone surrogate (not UTF-8)")
-        elif isinstance(item, dict):
-            stack.extend(item.keys())
-            stack.extend(item.values())
-        elif isinstance(item, list | tuple):
-            stack.extend(item)
-        elif isinstance(item, int) and _too_long(item):
-            return _where(value, item, f"an integer of more than {_limit()} digits")
+        elif kind is dict:
+            extend(item)  # the keys
+            extend(item.values())
+        elif kind is list:
+            extend(item)
+        elif kind is int:
+            if item.bit_length() > SURELY_SHORT_INT_BITS and _too_long(item):
+                return _where(value, item, f"an integer of more than {_limit()} digits")
+        elif kind in _SCALARS:
+            continue
+        elif isinstance(item, str | int | dict | list | tuple):  # subclasses, tuples
+            extend([_plain(item)])
     return None
+
+
+_SCALARS = frozenset({float, bool, type(None)})
+
+
+def _plain(item: Any) -> Any:
+    """A subclass instance (or tuple) as the plain JSON type it stands for."""
+    if isinstance(item, bool):
+        return bool(item)
+    if isinstance(item, str):
+        return str(item)
+    if isinstance(item, int):
+        return int(item)
+    if isinstance(item, dict):
+        return dict(item)
+    return list(item)
 
 
 def state_value_problem(value: Any) -> str | None:
