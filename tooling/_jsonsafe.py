@@ -33,8 +33,6 @@ def unencodable(value: Any) -> str | None:
     text longer than the limit: so a value whose JSON is short and encodes is fine (the
     common case, checked in Rust); only the others are walked.
     """
-    if type(value) is dict and _flat_and_plain(value):
-        return None
     try:
         text = to_json(value)
     except (PydanticSerializationError, ValueError, TypeError, RecursionError):
@@ -43,25 +41,6 @@ def unencodable(value: Any) -> str | None:
     if limit and len(text) > limit:
         return _walk(value)
     return None
-
-
-def _flat_and_plain(value: dict[Any, Any]) -> bool:
-    """A few ASCII keys with ASCII text, short ints and other scalars: surely fine."""
-    if len(value) > 16:
-        return False
-    for key, item in value.items():
-        if type(key) is not str or not key.isascii():
-            return False
-        kind = type(item)
-        if kind is str:
-            if not item.isascii():
-                return False
-        elif kind is int:
-            if item.bit_length() > SURELY_SHORT_INT_BITS:
-                return False
-        elif kind not in _SCALARS:
-            return False
-    return True
 
 
 def _walk(value: Any) -> str | None:
