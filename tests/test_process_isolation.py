@@ -370,3 +370,30 @@ def test_a_module_run_with_python_m_finds_its_tools_by_name():
     assert "{'result': 1229}" in result.stdout
     assert "tool.timeout" in result.stdout
     assert "{'result': 25}" in result.stdout
+
+
+TOOL_FILE = """
+from tooling import tool
+
+from .helpers import double
+
+
+@tool(isolation="process")
+def twice(x: int) -> int:
+    \"\"\"Double a number, in a worker.\"\"\"
+    return double(x)
+"""
+
+
+async def test_a_tool_file_loaded_by_path_is_loaded_the_same_way_in_the_worker(tmp_path):
+    from tooling.cli import load_file
+
+    (tmp_path / "helpers.py").write_text("def double(x: int) -> int:\n    return 2 * x\n")
+    (tmp_path / "my_tools.py").write_text(TOOL_FILE)
+    module = load_file(tmp_path / "my_tools.py")
+    assert module.__name__.startswith("_tooling_loaded_")  # a made-up name
+    scheduler = Scheduler([module.twice], max_processes=1)
+    try:
+        assert (await one(scheduler, "twice", {"x": 21})).response == {"result": 42}
+    finally:
+        scheduler.close()

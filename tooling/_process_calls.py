@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from ._context import ToolContext
     from ._function_tool import FunctionTool
     from ._processes import ProcessPool
+    from ._target import ProcessRef
 
 __all__ = ["RemoteException", "process_updates"]
 
@@ -38,7 +39,7 @@ _remote_types: dict[tuple[str, str], type[RemoteException]] = {}
 
 async def process_updates(
     tool: FunctionTool[..., Any],
-    ref: tuple[str, str],
+    ref: ProcessRef,
     values: dict[str, Any],
     ctx: ToolContext | None,
     processes: ProcessPool | None,
@@ -46,8 +47,9 @@ async def process_updates(
     """The call's responses: ``final=False`` per generator item, then the final one."""
     pool = processes if processes is not None else default_process_pool()
     request: dict[str, Any] = {
-        "module": ref[0],
-        "qualname": ref[1],
+        "module": ref.module,
+        "qualname": ref.qualname,
+        "file": ref.file,
         "name": tool.name,
         "args": values,
         "ctx": None,

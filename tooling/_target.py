@@ -12,13 +12,14 @@ import sys
 import types
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 __all__ = [
     "CONTEXT_PARAM_NAME",
     "Binding",
     "Isolation",
     "Kind",
+    "ProcessRef",
     "Target",
     "analyze_target",
     "process_reference",
@@ -169,7 +170,7 @@ def analyze_target(obj: Any) -> Target:
     )
 
 
-def process_reference(target: Target) -> tuple[str, str]:
+def process_reference(target: Target) -> ProcessRef:
     """Where a worker process imports ``target`` from: its module and qualified name.
 
     Raises ``TypeError`` saying why when a fresh process could not find it that way: a
@@ -207,7 +208,7 @@ def process_reference(target: Target) -> tuple[str, str]:
         main = sys.modules.get("__main__")
         named = getattr(getattr(main, "__spec__", None), "name", None)
         if named and getattr(func, "__globals__", None) is getattr(main, "__dict__", ()):
-            return named, target.qualname
+            return ProcessRef(named, target.qualname, None)
         raise TypeError(
             f"{where} a function in an importable module; this one is in __main__ (the "
             "script being run), which a worker process (a fresh interpreter) does not "
@@ -218,4 +219,15 @@ def process_reference(target: Target) -> tuple[str, str]:
             f"{where} a function in an importable module; its module {module!r} is not "
             "one (it was not imported)"
         )
-    return module, target.qualname
+    # A module loaded by path under a made-up name (``tooling call file.py``, an agent
+    # folder) is loaded the same way in the worker.
+    file = getattr(sys.modules[module], "__file__", None)
+    return ProcessRef(module, target.qualname, file if isinstance(file, str) else None)
+
+
+class ProcessRef(NamedTuple):
+    """Where a worker process finds a tool's function."""
+
+    module: str
+    qualname: str
+    file: str | None

@@ -20,6 +20,8 @@ from __future__ import annotations
 import base64
 import contextlib
 import importlib
+import importlib.machinery
+import importlib.util
 import os
 import signal
 import sys
@@ -92,12 +94,41 @@ def _resolve(
     found = tools.get(where)
     if found is not None:
         return found
-    obj: Any = importlib.import_module(where[0])
+    obj: Any = _import(where[0], request.get("file"))
     for part in where[1].split("."):
         obj = getattr(obj, part)
     tool = obj if isinstance(obj, FunctionTool) else FunctionTool(obj)
     tools[where] = tool
     return tool
+
+
+def _import(name: str, file: str | None) -> Any:
+    """Import module ``name``; one the host loaded by path is loaded from ``file``."""
+    try:
+        return importlib.import_module(name)
+    except ModuleNotFoundError as exc:
+        missing = exc.name or ""
+        if file is None or not (name == missing or name.startswith(missing + ".")):
+            raise
+    parent = name.rpartition(".")[0]
+    if parent and parent not in sys.modules:
+        # A made-up package over the file's folder, so its relative imports work.
+        package_spec = importlib.machinery.ModuleSpec(parent, None, is_package=True)
+        package_spec.submodule_search_locations = [os.path.dirname(file)]
+        package = importlib.util.module_from_spec(package_spec)
+        package.__path__ = [os.path.dirname(file)]
+        sys.modules[parent] = package
+    spec = importlib.util.spec_from_file_location(name, file)
+    if spec is None or spec.loader is None:
+        raise ModuleNotFoundError(f"cannot load {name!r} from {file}", name=name)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        sys.modules.pop(name, None)
+        raise
+    return module
 
 
 def _answer(
