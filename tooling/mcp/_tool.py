@@ -85,6 +85,9 @@ class McpTool(BaseTool):
     annotations only when the toolset trusts them; otherwise the tool is not read-only.
     """
 
+    #: How a trace names this kind of tool (``gen_ai.tool.type``): one served elsewhere.
+    _trace_tool_type = "extension"
+
     def __init__(
         self,
         definition: types.Tool,
