@@ -469,3 +469,30 @@ async def test_expected_errors_are_not_logged_as_failures(caplog):
         [ToolCall("a", "refuses", {"n": 1}), ToolCall("b", "refuses", {"n": "x"})]
     )
     assert [r for r in caplog.records if r.levelno >= logging.WARNING] == []
+
+
+# -- arguments that are not an object, for any tool --------------------------------------------
+
+
+class Recorder(BaseTool):
+    """A hand-written tool that records what it was given."""
+
+    name = "recorder"
+    description = "Records its arguments."
+    parameters_json_schema = {"type": "object", "properties": {}}
+
+    def __init__(self) -> None:
+        self.seen: list[Any] = []
+
+    async def run(self, args: Any, ctx: ToolContext | None = None) -> dict[str, Any]:
+        self.seen.append(args)
+        return {"ok": True}
+
+
+@pytest.mark.parametrize("args", [[1, 2], 3, None, True, 2.5], ids=repr)
+async def test_arguments_that_are_not_an_object_never_reach_a_hand_written_tool(args):
+    recorder = Recorder()
+    (response,) = await Scheduler([recorder]).dispatch([ToolCall("c", "recorder", args)])
+    assert code(response) == "tool.invalid_arguments"
+    assert "JSON object" in response.response["error"]["message"]
+    assert recorder.seen == []

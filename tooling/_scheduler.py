@@ -568,6 +568,15 @@ class _Dispatch:
                 f"tool {tool.name!r} needs scopes that were not granted: {', '.join(missing)}",
                 code="tool.forbidden",
             )
+        if not isinstance(call.args, Mapping | str | bytes):
+            # Whatever the caller passed on (a model's list, number or null) never reaches
+            # a tool, hand-written ones included.
+            raise ToolError(
+                f"arguments for tool {tool.name!r} must be a JSON object, not "
+                f"{type(call.args).__name__}",
+                code="tool.invalid_arguments",
+                details=[{"loc": [], "msg": "Input should be an object", "type": "model_type"}],
+            )
         return tool
 
     def _context(self, index: int, call: ToolCall, progress: CallProgress) -> ToolContext:
