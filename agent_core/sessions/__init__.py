@@ -1,1 +1,1 @@
-"""Session services: in memory and SQLite."""
+"""Session services: in memory, SQLite and PostgreSQL; the state rules and the leases."""
