@@ -22,7 +22,7 @@ pytest.importorskip("mcp")
 from agent_core import Agent, Content, Part, Runner, ScriptedModel
 from tests._mcp_helpers import ROOT, SDK_SERVER, TOOLS, free_port, http_server
 from tests._mcp_tools import PIXEL
-from tooling import Blob, Scheduler, SimpleToolContext, ToolCall, ToolError
+from tooling import Blob, Scheduler, SimpleToolContext, ToolCall, ToolError, ToolProgress
 from tooling.mcp import HttpServer, McpTool, McpToolset, StdioServer
 
 OUR_SERVER = str(ROOT / "tests" / "_mcp_our_server.py")
@@ -203,6 +203,22 @@ async def test_our_server_round_trip(our_tools: McpToolset) -> None:
     with pytest.raises(ToolError) as raised:  # no elicitation here: told it needs the user
         await tools["delete_record"].run({"record_id": "r1"})
     assert raised.value.code == "tool.confirmation_required"
+
+
+async def test_progress_reaches_a_streamed_dispatch(our_tools: McpToolset) -> None:
+    scheduler = Scheduler(await our_tools.get_tools())
+    seen: list[Any] = []
+    async with scheduler.stream([ToolCall("c", "chatty", {"steps": 2})]) as items:
+        async for item in items:
+            seen.append(item)
+    assert [(p.id, p.stream, p.chunk) for p in seen if isinstance(p, ToolProgress)] == [
+        ("c", "progress", "step 1 of 2"),
+        ("c", "progress", "step 2 of 2"),
+    ]
+    assert seen[-1].response == {"steps": 2}
+    # A plain dispatch reads no progress: none is asked of the server, the call still runs.
+    (done,) = await scheduler.dispatch([ToolCall("d", "chatty", {"steps": 2})])
+    assert done.response == {"steps": 2}
 
 
 async def test_our_server_announces_a_grown_toolset(our_tools: McpToolset) -> None:

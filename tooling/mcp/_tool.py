@@ -76,6 +76,15 @@ def _problems(error: ValidationError_) -> list[dict[str, Any]]:
     return [{"loc": where, "type": str(error.validator), "msg": error.message, "input": instance}]
 
 
+def _wants_progress(ctx: ToolContext | None) -> bool:
+    """Whether anyone reads this call's progress (else no progress token is sent, and the
+    server need not stream the call)."""
+    if ctx is None:
+        return False
+    skip = getattr(ctx._progress_sink, "skip", None)  # a dispatch that drops progress
+    return not (skip is not None and skip())
+
+
 class McpTool(BaseTool):
     """A tool of an MCP server (made by ``McpToolset.get_tools``).
 
@@ -159,9 +168,11 @@ class McpTool(BaseTool):
                     message = f"{progress:g}/{total:g}" if total else f"{progress:g}"
                 ctx.emit_progress("progress", message)
 
+        on_progress = progress if _wants_progress(ctx) else None
+
         async def send(client: Client) -> types.CallToolResult:
             return await client.call_tool(
-                self.remote_name, arguments, progress_callback=progress, meta=call_meta()
+                self.remote_name, arguments, progress_callback=on_progress, meta=call_meta()
             )
 
         async def call() -> types.CallToolResult:
