@@ -559,3 +559,28 @@ def test_stored_spans_become_invocations_and_bars(tmp_path) -> None:
         assert write["waited_for"] == ["c0"] and write["wait_reason"] == "barrier"
         assert write["label"] == "#1 write" and write["depth"] == 1
         assert request(server, "GET", "/api/invocations/nope/spans")[0] == 404
+
+
+def test_sessions_of_every_user_are_listed_from_postgres(postgres_dsn) -> None:
+    from agent_core import PostgresSessionService
+
+    async def fill(service) -> None:
+        for user, sid in (("ann", "a1"), ("bob", "b1"), ("bob", "b2")):
+            session = await service.create_session(app_name="pg", user_id=user, session_id=sid)
+            await service.append_event(
+                session, Event(author="user", content=Content("user", [Part.from_text(sid)]))
+            )
+
+    service = PostgresSessionService(postgres_dsn)
+    agent = Agent(name="bot", model=ScriptedModel(["-"]))
+    with Runner(agent, app_name="pg", session_service=service) as runner, serve(runner) as server:
+        server.run(fill(service))
+        _, body = request(server, "GET", "/api/sessions")
+        assert sorted((s["user_id"], s["id"]) for s in body["sessions"]) == [
+            ("ann", "a1"),
+            ("bob", "b1"),
+            ("bob", "b2"),
+        ]
+        _, page = request(server, "GET", "/api/sessions/bob/b2")
+        assert page["total"] == 1 and page["events"][0]["content"]["parts"][0]["text"] == "b2"
+    service.close()

@@ -4,42 +4,25 @@ from __future__ import annotations
 
 import argparse
 import os
-import sqlite3
 from pathlib import Path
 
 from tooling.cli import CliError, load_agent_dir
 from tooling.web import wait_until_interrupted
 
 from .._runner import Runner
-from ..cli import _has_api_key, _read_replay, _root_agent
-from ..services.artifacts import SqliteArtifactService
+from ..cli import (
+    _agent_key_variables,
+    _artifact_service,
+    _read_replay,
+    _root_agent,
+    _session_service,
+)
+from ..services.base import BaseArtifactService
 from ..services.memory import InMemoryMemoryService
 from ..sessions.base import BaseSessionService
-from ..sessions.memory import InMemorySessionService
-from ..sessions.sqlite import SqliteSessionService
 from . import InspectedApp, serve_apps
 
-__all__ = ["cmd_web", "open_session_service"]
-
-
-def open_session_service(url: str | None) -> BaseSessionService:
-    """Sessions from ``--session-db``: ``memory://``, ``sqlite:///path``, a plain path, or
-    any URL ``agent_core.session_service_from_url`` takes when it exists."""
-    if url is None or url == "memory://":
-        return InMemorySessionService()
-    path = url.removeprefix("sqlite:///") if url.startswith("sqlite:///") else url
-    if "://" in path:
-        import agent_core
-
-        from_url = getattr(agent_core, "session_service_from_url", None)
-        if from_url is None:
-            raise CliError(f"unsupported session database URL: {url}")
-        service: BaseSessionService = from_url(url)
-        return service
-    try:
-        return SqliteSessionService(path)
-    except (sqlite3.Error, OSError) as exc:
-        raise CliError(f"cannot open session database {url}: {exc}") from exc
+__all__ = ["cmd_web"]
 
 
 def _agent_folders(folder: Path) -> list[Path]:
@@ -52,13 +35,14 @@ def _agent_folders(folder: Path) -> list[Path]:
 
 
 def _app(
-    folder: Path, service: BaseSessionService, artifacts: SqliteArtifactService | None
+    folder: Path, service: BaseSessionService, artifacts: BaseArtifactService | None
 ) -> InspectedApp:
     module = load_agent_dir(folder)
     root = _root_agent(module, folder)
     replay = folder / "replay.json"
     replayed: str | None = None
-    if not _has_api_key() and replay.is_file():
+    live = any(os.environ.get(v) for v in _agent_key_variables(root))
+    if not live and replay.is_file():
         scripted, _ = _read_replay(replay)
         for agent in root.reachable():
             agent._model = scripted
@@ -81,10 +65,9 @@ def cmd_web(args: argparse.Namespace) -> int:
     if not folder.is_dir():
         raise CliError(f"not a directory: {args.folder}")
     folders = _agent_folders(folder)
-    service = open_session_service(args.session_db)
-    artifacts = (
-        SqliteArtifactService(service.path) if isinstance(service, SqliteSessionService) else None
-    )
+    # --session-db as `agent-core run` reads it: a SQLite path or a service URL.
+    service = _session_service(args.session_db)
+    artifacts = _artifact_service(args.session_db)
     try:
         apps = [_app(each, service, artifacts) for each in folders]
         server = serve_apps(
@@ -97,7 +80,7 @@ def cmd_web(args: argparse.Namespace) -> int:
         )
         return wait_until_interrupted(server, "agent-core", browser=not args.no_browser)
     finally:
-        if isinstance(service, SqliteSessionService):
-            service.close()
-        if artifacts is not None:
-            artifacts.close()
+        for opened in (service, artifacts):
+            close = getattr(opened, "close", None)
+            if callable(close):
+                close()

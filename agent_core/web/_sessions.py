@@ -12,6 +12,7 @@ wire shape) runs the agent and streams its events as server-sent events.
 from __future__ import annotations
 
 import copy
+import sys
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -189,6 +190,21 @@ async def _all_sessions(service: BaseSessionService, app_name: str) -> list[tupl
                 if app == app_name
                 for session in sessions.values()
             ]
+    postgres = sys.modules.get("agent_core.sessions.postgres")  # loaded if it is in use
+    if postgres is not None and isinstance(service, postgres.PostgresSessionService):
+        database = service._db
+
+        async def query(conn: Any) -> list[tuple[str, str, float]]:
+            cursor = await conn.execute(
+                "SELECT user_id, id, update_time FROM agent_sessions WHERE app_name = %s",
+                (app_name,),
+            )
+            return [(str(u), str(i), float(t)) for u, i, t in await cursor.fetchall()]
+
+        rows: list[tuple[str, str, float]] = await database.call(
+            lambda: database.transaction(query)
+        )
+        return rows
     lister = getattr(service, "list_all_sessions", None)
     if lister is None:
         raise HttpError(501, f"{type(service).__name__} cannot list the sessions of every user")
