@@ -178,9 +178,8 @@ class InvocationTrace:
             "gen_ai.conversation.id": self._invocation.session.id,
             "agent_core.invocation.id": self._invocation.id,
         }
-        provider = getattr(model, "provider", None)
-        if isinstance(provider, str) and provider:
-            attributes["gen_ai.provider.name"] = provider
+        if model.provider:
+            attributes["gen_ai.provider.name"] = model.provider
         if self.capture:
             if request.system_instruction:
                 attributes["gen_ai.system_instructions"] = content_json(
@@ -244,10 +243,9 @@ class InvocationTrace:
         attributes: dict[str, Any] = {}
         if response.finish_reason:
             attributes["gen_ai.response.finish_reasons"] = [response.finish_reason]
-        usage = getattr(response, "usage", None)
-        if isinstance(usage, dict):
+        if response.usage is not None:
             for key in ("input_tokens", "output_tokens"):
-                value = usage.get(key)
+                value = response.usage.get(key)
                 if isinstance(value, int):
                     attributes[f"gen_ai.usage.{key}"] = value
         if response.error_code is not None:

@@ -644,3 +644,26 @@ async def test_a_toolset_lists_its_tools_under_the_agents_span(exporter):
     [e async for e in runner.run_async(user_id="u", session_id="s", new_message="hi")]
     spans = by_name(exporter.get_finished_spans())
     assert parent_id(spans["list remote tools"]) == span_id(spans["invoke_agent solo"])
+
+
+async def test_a_chat_span_names_the_provider_and_counts_the_tokens(exporter):
+    from agent_core import Agent, BaseLlm, Content, LlmResponse, Part, Runner
+
+    class Counted(BaseLlm):
+        provider = "openai"
+
+        async def generate_content_async(self, llm_request, stream=False):
+            yield LlmResponse(
+                content=Content(role="model", parts=[Part.from_text("hi")]),
+                finish_reason="STOP",
+                usage={"input_tokens": 12, "output_tokens": 3},
+            )
+
+    runner = Runner(Agent("solo", Counted("gpt-test")), app_name="app")
+    [e async for e in runner.run_async(user_id="u", session_id="s", new_message="hi")]
+    chat = by_name(exporter.get_finished_spans())["chat gpt-test"]
+    assert chat.attributes["gen_ai.provider.name"] == "openai"
+    assert chat.attributes["gen_ai.request.model"] == "gpt-test"
+    assert chat.attributes["gen_ai.usage.input_tokens"] == 12
+    assert chat.attributes["gen_ai.usage.output_tokens"] == 3
+    assert list(chat.attributes["gen_ai.response.finish_reasons"]) == ["STOP"]
