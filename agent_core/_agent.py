@@ -109,9 +109,8 @@ class Agent:
                 raise TypeError(f"agent {name}: {item!r} is not a tool, toolset or function")
         seen: set[str] = set()
         for t in self.tools:
-            if isinstance(t, FunctionTool):
-                t.check_callable(where=f"agent {name}: ")
-                _ = t.spec  # a broken tool fails here, naming function and parameter
+            t.check_callable(where=f"agent {name}: ")
+            _ = t.parameters_json_schema  # a broken function tool fails here, naming the parameter
             if t.name in seen:
                 raise ValueError(f"agent {name}: two tools are named {t.name!r}")
             seen.add(t.name)

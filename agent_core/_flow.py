@@ -410,18 +410,18 @@ class Invocation:
         """
         refused = refused or {}
         config = self.config
+        isolated = any(t.isolation == "process" for t in tools.values())
+        callbacks = agent.before_tool_callback is not None or agent.after_tool_callback is not None
         scheduler = Scheduler(
             tools.values(),
             strategy=agent.tool_strategy,
             max_concurrency=config.max_concurrency,
             timeout=config.tool_timeout,
             expose_errors=config.expose_errors,
+            pool=self.runner.pool,
+            processes=self.runner.processes if isolated else None,
+            hooks=_ToolCallbacks(agent) if callbacks else None,
         )
-        scheduler._pool = self.runner.pool
-        if any(getattr(t, "isolation", "thread") == "process" for t in tools.values()):
-            scheduler._processes = self.runner.processes
-        if agent.before_tool_callback is not None or agent.after_tool_callback is not None:
-            scheduler.hooks = _ToolCallbacks(agent)
         contexts: dict[str, InvocationToolContext] = {}
 
         def make_context(call: ToolCall) -> ToolContext:
@@ -705,25 +705,26 @@ class _ToolCallbacks:
         self.agent = agent
 
     async def before(
-        self, tool: BaseTool, call: ToolCall, ctx: ToolContext
+        self, tool: BaseTool, call: ToolCall, args: dict[str, Any], ctx: ToolContext
     ) -> dict[str, Any] | None:
         callback = self.agent.before_tool_callback
         if callback is None:
             return None
-        replaced: dict[str, Any] | None = await _maybe_await(
-            callback(tool, tool.validated_arguments(call.args), ctx)
-        )
+        replaced: dict[str, Any] | None = await _maybe_await(callback(tool, args, ctx))
         return replaced
 
     async def after(
-        self, tool: BaseTool, call: ToolCall, ctx: ToolContext, response: dict[str, Any]
+        self,
+        tool: BaseTool,
+        call: ToolCall,
+        args: dict[str, Any],
+        ctx: ToolContext,
+        response: dict[str, Any],
     ) -> dict[str, Any] | None:
         callback = self.agent.after_tool_callback
         if callback is None:
             return None
-        replaced: dict[str, Any] | None = await _maybe_await(
-            callback(tool, tool.validated_arguments(call.args), ctx, response)
-        )
+        replaced: dict[str, Any] | None = await _maybe_await(callback(tool, args, ctx, response))
         return replaced
 
 

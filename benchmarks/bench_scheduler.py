@@ -53,7 +53,15 @@ from _timing import (
 )
 
 import tooling
-from tooling import ExecutionStrategy, Scheduler, ToolCall, ToolContext, ToolProgress, tool
+from tooling import (
+    ExecutionStrategy,
+    Scheduler,
+    ToolCall,
+    ToolContext,
+    ToolProgress,
+    ToolRuntime,
+    tool,
+)
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -188,8 +196,8 @@ def bench_overhead(cfg: Config) -> str:
         )
         if wall:  # the same gather on the scheduler's own pool: what the pool alone explains
             cases[f"{label} pool"] = Case(
-                "await gather(*(t.execute(a, executor=p) for a in A))",
-                {"gather": asyncio.gather, "t": t, "A": args, "p": scheduler.pool},
+                "await gather(*(t.respond(t.check_arguments(a), runtime=r) for a in A))",
+                {"gather": asyncio.gather, "t": t, "A": args, "r": ToolRuntime(scheduler.pool)},
                 wall=wall,
             )
     # Single-thread cases (any clock) and thread-hop cases (wall clock, more and longer
@@ -230,7 +238,7 @@ def bench_overhead(cfg: Config) -> str:
             "sync rows run on worker threads (wall clock): ours on the scheduler's pool (64"
             " threads), baseline on tool.run()'s process-wide pool"
             f" ({tooling._threads.default_executor().max_threads} threads); the last column"
-            " gathers tool.execute(a, executor=scheduler.pool) instead, to separate the pool's"
+            " gathers tool.respond(..., runtime=ToolRuntime(scheduler.pool)) instead, to separate the pool's"
             " share from the scheduler's.",
             "the plain-flags row is informative: AUTO treats those calls as barriers and runs"
             " them in turn, inline (no tasks); its baseline still gathers them.",
@@ -593,7 +601,9 @@ def bench_isolation(cfg: Config) -> str:
         await scheduler.dispatch(call)
 
     async def ours_tool() -> None:
-        await square_tool.execute({"x": 3}, processes=processes)
+        await square_tool.respond(
+            square_tool.check_arguments({"x": 3}), runtime=ToolRuntime(processes=processes)
+        )
 
     async def base_async() -> None:
         await asyncio.wrap_future(bare.submit(square, 3))
@@ -648,7 +658,7 @@ def bench_isolation(cfg: Config) -> str:
             verdict(None if r_dispatch is None else r_dispatch <= 3.0),
         ],
         [
-            "warm isolated call, tool.execute() vs bare pool",
+            "warm isolated call, tool.respond() vs bare pool",
             fmt_ns(p50["execute"]),
             fmt_ns(p50["base"]),
             fmt_ratio(r_tool),

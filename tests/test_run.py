@@ -803,7 +803,7 @@ async def test_blob_and_fileref_lifted_into_parts() -> None:
     def f() -> dict:
         return {"image": image, "files": [doc, audio], "note": "n"}
 
-    response, parts = await f.execute({})
+    response, parts = await _response_and_parts(f)
     assert parts == (image, doc, audio)
     assert response == {
         "image": {"part": 0, "mime_type": "image/png"},
@@ -827,12 +827,12 @@ async def test_lone_blob_and_list_of_blobs() -> None:
     def many() -> Any:
         return [blob, FileRef("file:///a", "text/plain")]
 
-    response, parts = await one.execute({})
+    response, parts = await _response_and_parts(one)
     assert parts == (blob,)
     assert json.dumps(response)
     assert {"part": 0, "mime_type": "text/plain"} in (response, response.get("result"))
 
-    response, parts = await many.execute({})
+    response, parts = await _response_and_parts(many)
     assert len(parts) == 2
     assert response == {
         "result": [{"part": 0, "mime_type": "text/plain"}, {"part": 1, "mime_type": "text/plain"}]
@@ -853,7 +853,7 @@ async def test_blob_inside_model_result_is_lifted() -> None:
     def f() -> WithBlob:
         return WithBlob(name="g", data=blob)
 
-    response, parts = await f.execute({})
+    response, parts = await _response_and_parts(f)
     assert response == {"name": "g", "data": {"part": 0, "mime_type": "image/gif"}}
     assert parts == (blob,)
 
@@ -869,7 +869,7 @@ async def test_blob_at_limit_ok_over_limit_fails() -> None:
     def over_limit() -> Any:
         return {"big": Blob("application/octet-stream", bytes(limit + 1))}
 
-    _, parts = await at_limit.execute({})
+    _, parts = await _response_and_parts(at_limit)
     assert len(parts[0].data) == limit
     with pytest.raises(ToolError) as info:
         await over_limit.run({})
@@ -1178,7 +1178,7 @@ async def test_generator_yields_are_made_json_safe_and_lift_parts() -> None:
     assert updates[0].response == {"when": "2024-01-01"}
     assert updates[-1].response == {"image": {"part": 0, "mime_type": "image/png"}}
     assert updates[-1].parts == (blob,)
-    _, parts = await job.execute({})
+    _, parts = await _response_and_parts(job)
     assert parts == (blob,)
 
 
@@ -1310,3 +1310,9 @@ async def test_failed_response_shape_has_no_details() -> None:
     response = info.value.to_response()
     assert set(response) == {"status", "error"}
     assert set(response["error"]) == {"code", "message"}
+
+
+async def _response_and_parts(t: Any, args: dict[str, Any] | None = None) -> tuple[Any, Any]:
+    """The response dict and the parts lifted out of it, for a call with ``args``."""
+    final = await t.respond(t.check_arguments(args or {}))
+    return final.response, final.parts

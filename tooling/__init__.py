@@ -7,7 +7,7 @@ model can recover from, and exports for Gemini, OpenAI, Anthropic and MCP.
 
 from typing import TYPE_CHECKING, Any
 
-from ._base import BaseTool, BaseToolset
+from ._base import BaseTool, BaseToolset, CheckedArguments, ToolRuntime
 from ._context import ReadonlyContext, SimpleToolContext, ToolActions, ToolContext
 from ._errors import ToolError
 from ._function_tool import FunctionTool, tool
@@ -29,6 +29,7 @@ __all__ = [
     "BaseTool",
     "BaseToolset",
     "Blob",
+    "CheckedArguments",
     "Confirmation",
     "Diagnostic",
     "ExecutionStrategy",
@@ -44,6 +45,7 @@ __all__ = [
     "ToolError",
     "ToolProgress",
     "ToolResponse",
+    "ToolRuntime",
     "tool",
 ]
 

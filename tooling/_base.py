@@ -7,18 +7,29 @@ import re
 import warnings
 from abc import ABC, abstractmethod
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping, Sequence
-from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, Any, Self, TypeVar
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal, Self, TypeVar
 
 from ._errors import ToolError
 from ._types import Diagnostic, ToolResponse
 
 if TYPE_CHECKING:
+    from concurrent.futures import Executor
+
     from google.genai import types as genai_types
 
     from ._context import ReadonlyContext, ToolContext
+    from ._processes import ProcessPool
 
-__all__ = ["TOOL_NAME_PATTERN", "BaseTool", "BaseToolset", "validate_tool_name"]
+__all__ = [
+    "TOOL_NAME_PATTERN",
+    "BaseTool",
+    "BaseToolset",
+    "CheckedArguments",
+    "ToolRuntime",
+    "validate_tool_name",
+]
 
 TOOL_NAME_PATTERN = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]{0,63}$")
 
@@ -26,6 +37,53 @@ _T = TypeVar("_T")
 
 ConfirmationPredicate = Callable[[dict[str, Any]], "bool | Awaitable[bool]"]
 ConflictKeyRule = str | Callable[[dict[str, Any]], "str | None"]
+Isolation = Literal["thread", "process"]
+Responses = AbstractAsyncContextManager[AsyncIterator[ToolResponse]]
+
+
+class CheckedArguments:
+    """A call's arguments, checked once and carried to every step that needs them.
+
+    ``values`` are the arguments as the tool sees them, as JSON values (defaults filled
+    in): what confirmation predicates, fingerprints, conflict keys and tool callbacks
+    read. ``native`` is what the tool itself runs with (for a ``FunctionTool``, the
+    validated pydantic model); ``values`` is computed from it on first use.
+    """
+
+    __slots__ = ("_dump", "_values", "native")
+
+    def __init__(
+        self,
+        values: dict[str, Any] | None = None,
+        *,
+        native: Any = None,
+        dump: Callable[[], dict[str, Any]] | None = None,
+    ) -> None:
+        self._values = values
+        self._dump = dump
+        self.native: Any = native if native is not None else values
+
+    @property
+    def values(self) -> dict[str, Any]:
+        """The arguments as JSON values, by parameter name."""
+        if self._values is None:
+            assert self._dump is not None
+            self._values = self._dump()
+        return self._values
+
+
+@dataclass(frozen=True, slots=True)
+class ToolRuntime:
+    """What a scheduler lends a call: the threads and processes it may run on.
+
+    ``None`` means the process-wide defaults.
+    """
+
+    executor: Executor | None = None
+    processes: ProcessPool | None = None
+
+
+_DEFAULT_RUNTIME = ToolRuntime()
 
 
 def validate_tool_name(name: str, *, where: str = "tool") -> str:
@@ -63,6 +121,8 @@ class BaseTool(ABC):
     #: What a call changes, for the AUTO strategy: a parameter name, or a function of the
     #: validated arguments giving a key (None: no key). Calls with different keys overlap.
     conflict_key: ConflictKeyRule | None = None
+    #: Where the call runs: ``"process"`` tools run in a worker process a scheduler owns.
+    isolation: Isolation = "thread"
 
     @property
     def is_destructive(self) -> bool:
@@ -97,11 +157,36 @@ class BaseTool(ABC):
         finally:
             await updates.aclose()
 
-    def validated_arguments(self, args: Mapping[str, Any] | str) -> dict[str, Any]:
-        """The arguments as the tool will see them, as JSON-safe values.
+    # -- what a scheduler uses -------------------------------------------------------------
+    #
+    # A scheduler checks a call's arguments once (``check_arguments``), then runs it with
+    # ``respond`` (one final response) or, for a tool that ``streams``, with
+    # ``stream_responses``. The defaults below make a hand-written tool that defines only
+    # ``run`` (and maybe ``stream``) work; ``FunctionTool`` overrides them.
 
-        Used for confirmation predicates and fingerprints. The default parses JSON text
-        and copies a mapping; ``FunctionTool`` validates and fills in defaults.
+    def check_callable(self, *, where: str = "") -> None:  # noqa: B027 - optional hook
+        """Raise ``TypeError`` if the tool cannot be called as it is (``where`` prefixes
+        the message). The default finds nothing wrong."""
+
+    @property
+    def streams(self) -> bool:
+        """True when a call gives intermediate responses before its final one."""
+        return type(self).stream is not BaseTool.stream
+
+    @property
+    def runs_in_thread(self) -> bool:
+        """True when a call runs on a worker thread (a scheduler checks it has one free)."""
+        return False
+
+    @property
+    def takes_context(self) -> bool:
+        """Whether a call needs a ``ToolContext`` (a scheduler makes one only then)."""
+        return True
+
+    def check_arguments(self, args: Mapping[str, Any] | str | bytes) -> CheckedArguments:
+        """Check a call's arguments; raises ``ToolError("tool.invalid_arguments")``.
+
+        The default parses JSON text and copies a mapping.
         """
         if isinstance(args, str | bytes):
             from ._bounds import check_text_bounds
@@ -125,7 +210,42 @@ class BaseTool(ABC):
                 code="tool.invalid_arguments",
                 details=[{"loc": [], "msg": "Input should be an object", "type": "model_type"}],
             )
-        return dict(parsed)
+        return CheckedArguments(dict(parsed))
+
+    def validated_arguments(self, args: Mapping[str, Any] | str) -> dict[str, Any]:
+        """The arguments as the tool will see them, as JSON-safe values."""
+        return self.check_arguments(args).values
+
+    async def respond(
+        self,
+        arguments: CheckedArguments,
+        ctx: ToolContext | None = None,
+        *,
+        runtime: ToolRuntime = _DEFAULT_RUNTIME,
+    ) -> ToolResponse:
+        """Run a call whose arguments were checked; its final response.
+
+        The default calls :meth:`run` with the checked values; ``Blob``/``FileRef``
+        values in the result become response parts.
+        """
+        from ._results import to_response
+
+        body, parts = to_response(await self.run(arguments.values, ctx))
+        call_id = ctx.function_call_id if ctx is not None else ""
+        return ToolResponse(id=call_id, name=self.name, response=body, parts=parts)
+
+    def stream_responses(
+        self,
+        arguments: CheckedArguments,
+        ctx: ToolContext | None = None,
+        *,
+        runtime: ToolRuntime = _DEFAULT_RUNTIME,
+    ) -> Responses:
+        """Run a call whose arguments were checked, giving its responses as they happen.
+
+        The default is :meth:`stream` with the checked values.
+        """
+        return self.stream(arguments.values, ctx)
 
     # -- exports -------------------------------------------------------------------------
 

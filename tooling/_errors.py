@@ -11,6 +11,7 @@ __all__ = [
     "PoolSaturated",
     "ToolError",
     "error_details_from_validation",
+    "failure",
     "log_failure",
 ]
 
@@ -41,6 +42,9 @@ class ToolError(Exception):
         self.message = message
         self.code = code
         self.details: list[dict[str, Any]] | None = list(details) if details is not None else None
+        #: True when the message is the framework's generic stand-in for the text of the
+        #: exception in ``__cause__`` (which ``expose_errors=True`` then shows instead).
+        self.hides_cause = False
 
     def to_response(self) -> dict[str, Any]:
         """The response dict a model receives for this error."""
@@ -67,6 +71,22 @@ def log_failure(tool_name: str, exc: BaseException) -> None:
     logging.getLogger("tooling").warning(
         "tool %r failed with %s", tool_name, type(exc).__name__, exc_info=exc
     )
+
+
+def failure(tool_name: str, exc: BaseException) -> ToolError:
+    """The ``tool.failed`` error standing for ``exc`` (not logged: see :func:`log_failure`).
+
+    Its message names only the exception's type: exception text can carry private data.
+    """
+    if isinstance(exc, PoolSaturated):  # the framework's own words: nothing private
+        return ToolError(f"tool {tool_name!r} was not started: {exc}", code="tool.failed")
+    error = ToolError(
+        f"tool {tool_name!r} failed with {type(exc).__name__} "
+        "(the error text is not shown; it may contain private data)",
+        code="tool.failed",
+    )
+    error.hides_cause = True
+    return error
 
 
 def _preview(value: Any) -> Any:

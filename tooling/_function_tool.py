@@ -15,29 +15,36 @@ from typing import TYPE_CHECKING, Any, Generic, ParamSpec, TypeVar, overload
 from pydantic import BaseModel, ValidationError
 from pydantic_core import from_json
 
-from ._base import BaseTool, ConfirmationPredicate, ConflictKeyRule, validate_tool_name
+from ._base import (
+    _DEFAULT_RUNTIME,
+    BaseTool,
+    CheckedArguments,
+    ConfirmationPredicate,
+    ConflictKeyRule,
+    Responses,
+    ToolRuntime,
+    validate_tool_name,
+)
 from ._bounds import check_dict_bounds, check_text_bounds
 from ._errors import (
     FAILURES,
-    PoolSaturated,
     ToolError,
     error_details_from_validation,
+    failure,
     log_failure,
 )
 from ._results import to_response
 from ._target import Isolation, Target, analyze_target, process_reference
-from ._types import Blob, Diagnostic, FileRef, ToolResponse
+from ._types import Diagnostic, ToolResponse
 
 if TYPE_CHECKING:
     from concurrent.futures import Executor
 
     from ._context import ToolContext
-    from ._processes import ProcessPool
     from ._spec import ToolSpec
 
 __all__ = ["FunctionTool", "tool"]
 
-_NO_ARGS: list[Any] = []
 _NOTHING = object()
 
 P = ParamSpec("P")
@@ -215,8 +222,13 @@ class FunctionTool(BaseTool, Generic[P, R]):
             )
 
     @property
-    def is_generator(self) -> bool:
+    def streams(self) -> bool:
         """True for a generator or async generator function: it streams its updates."""
+        return self._target.kind in ("gen", "asyncgen")
+
+    @property
+    def is_generator(self) -> bool:
+        """True for a generator or async generator function (the same as :attr:`streams`)."""
         return self._target.kind in ("gen", "asyncgen")
 
     @property
@@ -228,12 +240,25 @@ class FunctionTool(BaseTool, Generic[P, R]):
             and self._target.kind in ("sync", "gen")
         )
 
-    def validated_arguments(self, args: Args) -> dict[str, Any]:
-        """The validated arguments, defaults filled in, as JSON values (by parameter name)."""
+    @property
+    def takes_context(self) -> bool:
+        """Whether the function has a ``ToolContext`` parameter."""
+        return (self._cell.spec or self._cell.build()).context_parameter is not None
+
+    def check_arguments(self, args: Args) -> CheckedArguments:
+        """Validate ``args`` once: the pydantic model the function is called with, and
+        (on first use) its JSON values with defaults filled in."""
         spec = self._cell.spec or self._cell.build()
-        return self._validate(spec, args).model_dump(mode="json", by_alias=True)
+        model = self._validate(spec, args)
+        return CheckedArguments(
+            native=model, dump=lambda: model.model_dump(mode="json", by_alias=True)
+        )
 
     # -- running ---------------------------------------------------------------------------
+    #
+    # Every way in (``run``, ``stream``, a scheduler's ``respond``/``stream_responses``)
+    # checks the arguments once, then ends in ``_invoke`` (one call of a plain function)
+    # or ``_responses`` (the one generator of a call's responses, for every kind).
 
     async def run(self, args: Args, ctx: ToolContext | None = None) -> dict[str, Any]:
         """Validate ``args``, run the function, return the response dict for the model.
@@ -241,64 +266,11 @@ class FunctionTool(BaseTool, Generic[P, R]):
         Raises ``ToolError``: ``tool.invalid_arguments`` for bad arguments, the tool's own
         ``ToolError`` as is, ``tool.failed`` (chained to the cause) for anything else.
         """
-        if self._target.kind in ("gen", "asyncgen") or self._process_ref is not None:
-            return (await self.execute(args, ctx))[0]
-        return to_response(await self._call(args, ctx, None))[0]
-
-    async def execute(
-        self,
-        args: Args,
-        ctx: ToolContext | None = None,
-        *,
-        executor: Executor | None = None,
-        processes: ProcessPool | None = None,
-    ) -> tuple[dict[str, Any], tuple[Blob | FileRef, ...]]:
-        """Like :meth:`run`, also giving the ``Blob``/``FileRef`` parts lifted out of the result.
-
-        ``executor`` runs a sync function (default: a process-wide pool); ``processes``
-        runs an ``isolation="process"`` tool (default: a process-wide pool).
-        """
-        if self._process_ref is not None:
-            final = None
-            async with self._in_process(args, ctx, processes) as updates:
-                async for update in updates:
-                    final = update
-            assert final is not None
-            return final.response, final.parts
-        if self._target.kind in ("gen", "asyncgen"):
-            spec = self._cell.spec or self._cell.build()
-            call_args, call_kwargs, ctx = self._prepare(spec, args, ctx)
-            final = None
-            async with self._stream_prepared(call_args, call_kwargs, ctx, executor) as updates:
-                async for update in updates:
-                    final = update
-            assert final is not None
-            return final.response, final.parts
-        return to_response(await self._call(args, ctx, executor))
-
-    async def _call(self, args: Args, ctx: ToolContext | None, executor: Executor | None) -> Any:
-        """Validate, inject, and call a plain (non-generator) function; its raw result."""
-        spec = self._cell.spec or self._cell.build()
-        call_args, call_kwargs, ctx = self._prepare(spec, args, ctx)
-        try:
-            if self._target.kind == "async":
-                return await self._func(*call_args, **call_kwargs)
-            if not self.run_in_thread:
-                return self._func(*call_args, **call_kwargs)
-            return await self._in_thread(call_args, call_kwargs, executor)
-        except ToolError:
-            raise
-        except FAILURES as exc:
-            raise self._failed(exc) from exc
+        return (await self.respond(self.check_arguments(args), ctx)).response
 
     @asynccontextmanager
     async def stream(
-        self,
-        args: Args,
-        ctx: ToolContext | None = None,
-        *,
-        executor: Executor | None = None,
-        processes: ProcessPool | None = None,
+        self, args: Args, ctx: ToolContext | None = None
     ) -> AsyncIterator[AsyncIterator[ToolResponse]]:
         """Responses as they happen, as an async context manager.
 
@@ -306,37 +278,89 @@ class FunctionTool(BaseTool, Generic[P, R]):
         (a sync generator's ``return`` value, else the last yield again). Other tools give
         one final response. Leaving the block stops the tool.
         """
-        if self._process_ref is not None:
-            async with self._in_process(args, ctx, processes) as updates:
-                yield updates
-            return
+        async with self.stream_responses(self.check_arguments(args), ctx) as updates:
+            yield updates
+
+    async def respond(
+        self,
+        arguments: CheckedArguments,
+        ctx: ToolContext | None = None,
+        *,
+        runtime: ToolRuntime = _DEFAULT_RUNTIME,
+    ) -> ToolResponse:
+        """Run a call whose arguments were checked; its final response."""
+        if self._target.kind in ("gen", "asyncgen") or self._process_ref is not None:
+            final: ToolResponse | None = None
+            async with self.stream_responses(arguments, ctx, runtime=runtime) as updates:
+                async for update in updates:
+                    final = update
+            assert final is not None
+            return final
         spec = self._cell.spec or self._cell.build()
-        call_args, call_kwargs, ctx = self._prepare(spec, args, ctx)
-        async with self._stream_prepared(call_args, call_kwargs, ctx, executor) as updates:
-            yield updates
+        ctx = self._with_context(spec, ctx)
+        started = time.perf_counter()
+        body, parts = to_response(await self._invoke(spec, arguments, ctx, runtime))
+        return ToolResponse(
+            id=ctx.function_call_id if ctx is not None else "",
+            name=self.name,
+            response=body,
+            duration_s=time.perf_counter() - started,
+            parts=parts,
+        )
 
-    @asynccontextmanager
-    async def _stream_prepared(
+    def stream_responses(
         self,
-        call_args: list[Any],
-        call_kwargs: dict[str, Any],
+        arguments: CheckedArguments,
+        ctx: ToolContext | None = None,
+        *,
+        runtime: ToolRuntime = _DEFAULT_RUNTIME,
+    ) -> Responses:
+        """Run a call whose arguments were checked, giving its responses as they happen."""
+        return _closing(self._responses(arguments, ctx, runtime))
+
+    async def _invoke(
+        self,
+        spec: ToolSpec,
+        arguments: CheckedArguments,
         ctx: ToolContext | None,
-        executor: Executor | None,
-    ) -> AsyncIterator[AsyncIterator[ToolResponse]]:
-        updates = self._updates(call_args, call_kwargs, ctx, executor)
+        runtime: ToolRuntime,
+    ) -> Any:
+        """Call a plain (non-generator) function once; its raw result."""
+        call_args, call_kwargs = self._call_args(spec, arguments, ctx)
         try:
-            yield updates
-        finally:
-            await updates.aclose()
+            if self._target.kind == "async":
+                return await self._func(*call_args, **call_kwargs)
+            if not self.run_in_thread:
+                return self._func(*call_args, **call_kwargs)
+            return await self._in_thread(call_args, call_kwargs, runtime.executor)
+        except ToolError:
+            raise
+        except FAILURES as exc:
+            raise self._failed(exc) from exc
 
-    async def _updates(
-        self,
-        call_args: list[Any],
-        call_kwargs: dict[str, Any],
-        ctx: ToolContext | None,
-        executor: Executor | None,
+    async def _responses(
+        self, arguments: CheckedArguments, ctx: ToolContext | None, runtime: ToolRuntime
     ) -> AsyncGenerator[ToolResponse, None]:
-        call_id = getattr(ctx, "function_call_id", "") if ctx is not None else ""
+        spec = self._cell.spec or self._cell.build()
+        ctx = self._with_context(spec, ctx)
+        if self._process_ref is not None:
+            from ._process_calls import process_updates
+
+            in_process = process_updates(
+                self,
+                self._process_ref,
+                arguments.values,
+                ctx if spec.context_parameter is not None else None,
+                runtime.processes,
+            )
+            try:
+                async for update in in_process:
+                    yield update
+            finally:
+                await in_process.aclose()
+            return
+
+        call_id = ctx.function_call_id if ctx is not None else ""
         started = time.perf_counter()
 
         def response(value: Any, final: bool) -> ToolResponse:
@@ -351,28 +375,11 @@ class FunctionTool(BaseTool, Generic[P, R]):
             )
 
         kind = self._target.kind
-        if kind == "async":
-            try:
-                value = await self._func(*call_args, **call_kwargs)
-            except ToolError:
-                raise
-            except FAILURES as exc:
-                raise self._failed(exc) from exc
-            yield response(value, True)
-            return
-        if kind == "sync":
-            try:
-                if self.run_in_thread:
-                    value = await self._in_thread(call_args, call_kwargs, executor)
-                else:
-                    value = self._func(*call_args, **call_kwargs)
-            except ToolError:
-                raise
-            except FAILURES as exc:
-                raise self._failed(exc) from exc
-            yield response(value, True)
+        if kind in ("sync", "async"):
+            yield response(await self._invoke(spec, arguments, ctx, runtime), True)
             return
 
+        call_args, call_kwargs = self._call_args(spec, arguments, ctx)
         last: Any = None
         if kind == "asyncgen":
             agen = self._func(*call_args, **call_kwargs)
@@ -396,7 +403,7 @@ class FunctionTool(BaseTool, Generic[P, R]):
             self._func,
             call_args,
             call_kwargs,
-            executor=(executor or default_executor()) if self.run_in_thread else None,
+            executor=(runtime.executor or default_executor()) if self.run_in_thread else None,
         )
         try:
             while True:
@@ -414,58 +421,28 @@ class FunctionTool(BaseTool, Generic[P, R]):
         finally:
             await driver.aclose()
 
-    @asynccontextmanager
-    async def _in_process(
-        self, args: Args, ctx: ToolContext | None, processes: ProcessPool | None
-    ) -> AsyncIterator[AsyncIterator[ToolResponse]]:
-        """Run the call in a worker process: arguments and results cross as JSON."""
-        from ._process_calls import process_updates
-
-        assert self._process_ref is not None
-        spec = self._cell.spec or self._cell.build()
-        values = self._validate(spec, args).model_dump(mode="json", by_alias=True)
-        if spec.context_parameter is not None:
-            if ctx is None:
-                from ._context import SimpleToolContext
-
-                ctx = SimpleToolContext(caller="user")
-            ctx.tool_name = self.name
-        else:
-            ctx = None
-        updates = process_updates(self, self._process_ref, values, ctx, processes)
-        try:
-            yield updates
-        finally:
-            await updates.aclose()
-
     # -- helpers -----------------------------------------------------------------------------
 
-    def _prepare(
-        self, spec: ToolSpec, args: Args, ctx: ToolContext | None
-    ) -> tuple[list[Any], dict[str, Any], ToolContext | None]:
+    def _with_context(self, spec: ToolSpec, ctx: ToolContext | None) -> ToolContext | None:
+        """The context the call gets: one is made when the function takes one and the
+        caller gave none."""
+        if spec.context_parameter is None:
+            return ctx
+        if ctx is None:
+            from ._context import SimpleToolContext
+
+            ctx = SimpleToolContext(caller="user")
+        ctx.tool_name = self.name
+        return ctx
+
+    def _call_args(
+        self, spec: ToolSpec, arguments: CheckedArguments, ctx: ToolContext | None
+    ) -> tuple[list[Any], dict[str, Any]]:
         if self._func is self._unbound_method:
             raise TypeError(
                 f"tool {self.name!r} is a method: run it from an instance (obj.{self.__name__})"
             )
-        values = self._validate(spec, args).__dict__
-        if spec.plain_keywords:
-            call_args: list[Any] = _NO_ARGS
-            call_kwargs = values.copy()
-        else:
-            call_args, call_kwargs = [], {}
-            for p in spec.parameters:
-                if p.positional_only:
-                    call_args.append(values[p.field])
-                else:
-                    call_kwargs[p.name] = values[p.field]
-        if spec.context_parameter is not None:
-            if ctx is None:
-                from ._context import SimpleToolContext
-
-                ctx = SimpleToolContext(caller="user")
-            ctx.tool_name = self.name
-            call_kwargs[spec.context_parameter] = ctx
-        return call_args, call_kwargs, ctx
+        return spec.to_call_args(arguments.native, ctx)
 
     def _validate(self, spec: ToolSpec, args: Args) -> BaseModel:
         model = spec.args_model
@@ -535,16 +512,17 @@ class FunctionTool(BaseTool, Generic[P, R]):
     def _failed(self, exc: BaseException) -> ToolError:
         """The ``tool.failed`` error standing for ``exc``; logged with its traceback."""
         log_failure(self.name, exc)
-        return self._failure(exc)
+        return failure(self.name, exc)
 
-    def _failure(self, exc: BaseException) -> ToolError:
-        if isinstance(exc, PoolSaturated):  # the framework's own words: nothing private
-            return ToolError(f"tool {self.name!r} was not started: {exc}", code="tool.failed")
-        return ToolError(
-            f"tool {self.name!r} failed with {type(exc).__name__} "
-            "(the error text is not shown; it may contain private data)",
-            code="tool.failed",
-        )
+
+@asynccontextmanager
+async def _closing(
+    updates: AsyncGenerator[ToolResponse, None],
+) -> AsyncIterator[AsyncIterator[ToolResponse]]:
+    try:
+        yield updates
+    finally:
+        await updates.aclose()
 
 
 def _checked_conflict_key(rule: ConflictKeyRule | None, target: Target) -> ConflictKeyRule | None:

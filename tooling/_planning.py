@@ -24,7 +24,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from ._base import BaseTool
+from ._base import BaseTool, CheckedArguments
 from ._errors import ToolError
 
 if TYPE_CHECKING:
@@ -86,6 +86,9 @@ class _Slot:
     key: str | None
     barrier: bool
     fold: str | None
+    #: The call's arguments when planning had to check them (a key, a fold): the
+    #: dispatch reuses them instead of checking again.
+    checked: CheckedArguments | None = None
 
 
 _NO_DEPS: dict[int, list[int]] = {}  # shared, never written
@@ -128,6 +131,11 @@ class Plan:
         self.followers = followers
         self.slots = slots  # None: no call has a key or can fold (the plain path)
         self.mode = mode
+
+    def checked(self, index: int) -> CheckedArguments | None:
+        """The arguments of call ``index`` if planning checked them (else None)."""
+        slot = self.slots.get(index) if self.slots is not None else None
+        return slot.checked if slot is not None else None
 
     def folded_ids(self, leader: int, calls: Sequence[ToolCall]) -> tuple[str, ...]:
         """The ids one run of ``leader`` answers (``leader`` first), or ``()``."""
@@ -315,9 +323,11 @@ def _slot(index: int, call: ToolCall, tool: BaseTool | None, mode: Mode) -> _Slo
         and tool.require_confirmation is False
     )
     wants_key = mode == "auto" and tool is not None and tool.conflict_key is not None
+    checked: CheckedArguments | None = None
     if tool is not None and (foldable or wants_key):
         try:
-            values = tool.validated_arguments(call.args)
+            checked = tool.check_arguments(call.args)
+            values = checked.values
         except ToolError:
             values = None  # the call fails on its own when it runs; no key, no fold
         if values is not None:
@@ -331,7 +341,7 @@ def _slot(index: int, call: ToolCall, tool: BaseTool | None, mode: Mode) -> _Slo
         barrier = False
     else:
         barrier = not safe and key is None
-    return _Slot(index, tool, safe, key, barrier, fold)
+    return _Slot(index, tool, safe, key, barrier, fold, checked)
 
 
 def _conflict_key(tool: BaseTool, values: dict[str, Any]) -> str | None:

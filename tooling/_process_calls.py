@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic_core import to_json
 
-from ._errors import ToolError, log_failure
+from ._errors import ToolError, failure, log_failure
 from ._processes import WorkerDied, default_process_pool
 from ._types import ToolResponse
 from ._worker import decode_parts
@@ -98,7 +98,7 @@ async def process_updates(
             elif kind == "exception":
                 cause = _rebuild(message)
                 log_failure(tool.name, cause)
-                raise tool._failure(cause) from cause
+                raise failure(tool.name, cause) from cause
             else:
                 died = WorkerDied(
                     f"the worker process running tool {tool.name!r} ended before answering: "

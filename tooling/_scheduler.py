@@ -22,20 +22,19 @@ from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from pydantic_core import to_json
 
-from ._base import BaseTool
+from ._base import BaseTool, CheckedArguments, ToolRuntime
 from ._confirmation import confirmation_response, credential_response, fingerprint
 from ._context import SimpleToolContext, ToolContext
 from ._errors import FAILURES, ToolError, log_failure
 from ._function_tool import FunctionTool
 from ._planning import CallRecord, Mode, Plan, Segment, plan_dispatch
 from ._progress import CallProgress, ProgressChannel
-from ._results import to_response
 from ._threads import WorkerPool
 
 if TYPE_CHECKING:
     from ._processes import ProcessPool
 from ._tracing import dispatch_trace
-from ._types import Blob, Confirmation, FileRef, ToolCall, ToolProgress, ToolResponse
+from ._types import Confirmation, ToolCall, ToolProgress, ToolResponse
 
 __all__ = ["MAX_RESPONSE_BYTES", "CallHooks", "DispatchStream", "ExecutionStrategy", "Scheduler"]
 
@@ -48,14 +47,22 @@ ContextFactory = Callable[[ToolCall], ToolContext]
 
 
 class CallHooks(Protocol):
-    """Callbacks around each call; a non-None return replaces the tool's response dict."""
+    """Callbacks around each call; a non-None return replaces the tool's response dict.
+
+    ``args`` are the call's checked arguments as JSON values (defaults filled in).
+    """
 
     async def before(
-        self, tool: BaseTool, call: ToolCall, ctx: ToolContext
+        self, tool: BaseTool, call: ToolCall, args: dict[str, Any], ctx: ToolContext
     ) -> dict[str, Any] | None: ...
 
     async def after(
-        self, tool: BaseTool, call: ToolCall, ctx: ToolContext, response: dict[str, Any]
+        self,
+        tool: BaseTool,
+        call: ToolCall,
+        args: dict[str, Any],
+        ctx: ToolContext,
+        response: dict[str, Any],
     ) -> dict[str, Any] | None: ...
 
 
@@ -83,7 +90,9 @@ class Scheduler:
     specs are built here, so a broken tool fails at construction. Duplicate names are an
     error. Sync tools run on the scheduler's own pool of up to ``max_threads`` daemon
     threads; ``isolation="process"`` tools in up to ``max_processes`` worker processes
-    (default: the number of CPUs).
+    (default: the number of CPUs). ``pool`` and ``processes`` share pools made elsewhere
+    (an agent loop's, across turns; they stay their owner's to shut down); ``hooks`` are
+    callbacks around each call.
     """
 
     def __init__(
@@ -96,15 +105,17 @@ class Scheduler:
         expose_errors: bool = False,
         max_threads: int = 64,
         max_processes: int | None = None,
+        hooks: CallHooks | None = None,
+        pool: WorkerPool | None = None,
+        processes: ProcessPool | None = None,
     ) -> None:
         if max_concurrency is not None and max_concurrency < 1:
             raise ValueError("max_concurrency must be at least 1")
         self._tools: dict[str, BaseTool] = {}
         for item in tools:
             found = item if isinstance(item, BaseTool) else FunctionTool(item)
-            if isinstance(found, FunctionTool):
-                found.check_callable()
-                _ = found.spec  # build now: a broken tool fails here, not mid-turn
+            found.check_callable()
+            _ = found.parameters_json_schema  # a function tool's spec: a broken one fails here
             if found.name in self._tools:
                 raise ValueError(f"two tools are named {found.name!r}; tool names must be unique")
             self._tools[found.name] = found
@@ -116,10 +127,13 @@ class Scheduler:
         self.max_processes = max_processes if max_processes is not None else os.cpu_count() or 1
         if self.max_processes < 1:
             raise ValueError("max_processes must be at least 1")
-        self._pool: WorkerPool | None = None
-        self._processes: ProcessPool | None = None
-        #: Callbacks around each tool call (set by the agent loop; None for plain use).
-        self.hooks: CallHooks | None = None
+        # Pools given by the caller are shared (an agent loop's across its turns) and
+        # stay the caller's to shut down; those made here are the scheduler's own.
+        self._pool: WorkerPool | None = pool
+        self._processes: ProcessPool | None = processes
+        self._owns_pools = (pool is None, processes is None)
+        #: Callbacks around each tool call (an agent's tool callbacks; None for plain use).
+        self.hooks: CallHooks | None = hooks
 
     @property
     def tools(self) -> Mapping[str, BaseTool]:
@@ -155,9 +169,10 @@ class Scheduler:
     def close(self) -> None:
         """Stop the idle worker threads and every worker process. Thread calls still
         running finish on their own."""
-        if self._pool is not None:
+        owns_pool, owns_processes = self._owns_pools
+        if owns_pool and self._pool is not None:
             self._pool.shutdown()
-        if self._processes is not None:
+        if owns_processes and self._processes is not None:
             self._processes.shutdown()
 
     async def dispatch(
@@ -307,6 +322,7 @@ class _Dispatch:
         limit = scheduler.max_concurrency
         self.slots = asyncio.Semaphore(limit) if limit is not None else None
         self.trace = dispatch_trace(scheduler.strategy, scheduler.timeout)  # None: not traced
+        self._thread_runtime: ToolRuntime | None = None
 
     # -- planning ----------------------------------------------------------------------
 
@@ -479,8 +495,7 @@ class _Dispatch:
         except ToolError as raised:
             cause = raised.__cause__
             told = raised
-            tool_found = self.scheduler._tools.get(call.name)
-            if self.scheduler.expose_errors and _hides_cause(tool_found, raised):
+            if self.scheduler.expose_errors and raised.hides_cause:
                 told = ToolError(f"{type(cause).__name__}: {cause}", code="tool.failed")
                 told.__cause__ = cause
             response = _error_response(call, told, started, cause if cause is not None else raised)
@@ -520,39 +535,41 @@ class _Dispatch:
     async def _call(
         self, index: int, tool: BaseTool, call: ToolCall, progress: CallProgress, started: float
     ) -> ToolResponse:
-        """Confirmation, hooks and the run itself, for a call that has its slot."""
+        """Arguments, confirmation, hooks and the run itself, for a call that has its slot."""
         if self.trace is not None:
             self.trace.begin(index, call, tool)
+        plan = self.plan
+        checked = plan.checked(index) if plan is not None else None
+        if checked is None:
+            checked = tool.check_arguments(call.args)  # once: every step below reuses it
         hooks = self.scheduler.hooks
         ctx = self._context(index, call, progress) if self._uses_context(tool) else None
         confirmed = (
             False
             if tool.require_confirmation is False and call.id not in self.confirmations
-            else await self._check_confirmation(tool, call, ctx)
+            else await self._check_confirmation(tool, call, checked, ctx)
         )
         if hooks is not None and ctx is not None:
-            replaced = await hooks.before(tool, call, ctx)
+            replaced = await hooks.before(tool, call, checked.values, ctx)
             if replaced is not None:
                 response = ToolResponse(id=call.id, name=call.name, response=replaced)
             else:
-                response = await self._execute(tool, call, ctx, started)
-            self._check_requests(tool, call, ctx, confirmed)
-            after = await hooks.after(tool, call, ctx, response.response)
+                response = await self._execute(tool, call, checked, ctx, started)
+            self._check_requests(tool, checked, ctx, confirmed)
+            after = await hooks.after(tool, call, checked.values, ctx, response.response)
             if after is not None:
                 response.response = after
                 response.full_response = None
             return response
-        response = await self._execute(tool, call, ctx, started)
+        response = await self._execute(tool, call, checked, ctx, started)
         if ctx is not None:
-            self._check_requests(tool, call, ctx, confirmed)
+            self._check_requests(tool, checked, ctx, confirmed)
         return response
 
     def _uses_context(self, tool: BaseTool) -> bool:
-        """Whether the call needs a context: a function tool that takes none, with no hooks
-        to hand one to, can do without (its actions and state writes would be empty)."""
-        if self.scheduler.hooks is not None or not isinstance(tool, FunctionTool):
-            return True
-        return tool.spec.context_parameter is not None
+        """Whether the call needs a context: a tool that takes none, with no hooks to hand
+        one to, can do without (its actions and state writes would be empty)."""
+        return self.scheduler.hooks is not None or tool.takes_context
 
     def _tool(self, call: ToolCall) -> BaseTool:
         tool = self.scheduler._tools.get(call.name)
@@ -594,14 +611,14 @@ class _Dispatch:
         return ctx
 
     async def _check_confirmation(
-        self, tool: BaseTool, call: ToolCall, ctx: ToolContext | None
+        self, tool: BaseTool, call: ToolCall, checked: CheckedArguments, ctx: ToolContext | None
     ) -> bool:
         """Whether the user confirmed this call; raises ``_Pending`` when they must first."""
         rule = tool.require_confirmation
         answer = self.confirmations.get(call.id)
         if rule is False and answer is None:
             return False
-        args = tool.validated_arguments(call.args)
+        args = checked.values
         if callable(rule):
             verdict = rule(args)
             needed = bool(await verdict if inspect.isawaitable(verdict) else verdict)
@@ -632,12 +649,12 @@ class _Dispatch:
         )
 
     def _check_requests(
-        self, tool: BaseTool, call: ToolCall, ctx: ToolContext, confirmed: bool
+        self, tool: BaseTool, checked: CheckedArguments, ctx: ToolContext, confirmed: bool
     ) -> None:
         """A tool that asked for confirmation or a credential while running ends pending."""
         actions = ctx.actions
         if actions.requested_confirmation is not None and not confirmed:
-            args = tool.validated_arguments(call.args)
+            args = checked.values
             request = actions.requested_confirmation
             raise self._pending_confirmation(
                 tool, args, fingerprint(tool.name, args), request["hint"], request.get("payload")
@@ -655,12 +672,17 @@ class _Dispatch:
             )
 
     async def _execute(
-        self, tool: BaseTool, call: ToolCall, ctx: ToolContext | None, started: float
+        self,
+        tool: BaseTool,
+        call: ToolCall,
+        checked: CheckedArguments,
+        ctx: ToolContext | None,
+        started: float,
     ) -> ToolResponse:
         limit = tool.timeout
         if limit is None or (self.scheduler.timeout is not None and self.scheduler.timeout < limit):
             limit = self.scheduler.timeout
-        threaded = isinstance(tool, FunctionTool) and tool.runs_in_thread
+        threaded = tool.runs_in_thread
         if threaded and self.scheduler.pool.saturated():
             raise ToolError(
                 f"tool {tool.name!r} was not started: {self.scheduler.pool.abandoned} hung "
@@ -668,15 +690,10 @@ class _Dispatch:
                 code="tool.failed",
             )
         if limit is None:
-            if isinstance(tool, FunctionTool) and not tool.is_generator:  # the common case
-                body, parts = await tool.execute(
-                    call.args, ctx, executor=self.scheduler.pool, processes=self._processes(tool)
-                )
-                return _respond(call, body, parts, started)
-            return await self._produce(tool, call, ctx, started)
+            return await self._produce(tool, call, checked, ctx, started)
         loop = asyncio.get_running_loop()
         deadline = loop.time() + limit
-        isolated = isinstance(tool, FunctionTool) and tool.isolation == "process"
+        isolated = tool.isolation == "process"
         if isolated:
             # A process call's clock starts when it has its worker (waiting for one, or
             # starting one, is not running). The task made here inherits the callback.
@@ -688,11 +705,11 @@ class _Dispatch:
 
             token = worker_ready.set(restart_clock)
             try:
-                work = asyncio.create_task(self._produce(tool, call, ctx, started))
+                work = asyncio.create_task(self._produce(tool, call, checked, ctx, started))
             finally:
                 worker_ready.reset(token)
         else:
-            work = asyncio.create_task(self._produce(tool, call, ctx, started))
+            work = asyncio.create_task(self._produce(tool, call, checked, ctx, started))
         try:
             while not work.done() and (remaining := deadline - loop.time()) > 0:
                 await asyncio.wait((work,), timeout=remaining)
@@ -715,37 +732,41 @@ class _Dispatch:
             code="tool.timeout",
         )
 
-    def _processes(self, tool: FunctionTool[..., Any]) -> ProcessPool | None:
-        return self.scheduler.processes if tool.isolation == "process" else None
+    def _runtime(self, tool: BaseTool) -> ToolRuntime:
+        """The threads (and, for an isolated tool, the processes) a call may use."""
+        scheduler = self.scheduler
+        if tool.isolation == "process":
+            return ToolRuntime(scheduler.pool, scheduler.processes)
+        runtime = self._thread_runtime
+        if runtime is None or runtime.executor is not scheduler.pool:
+            runtime = self._thread_runtime = ToolRuntime(scheduler.pool)
+        return runtime
 
     async def _produce(
-        self, tool: BaseTool, call: ToolCall, ctx: ToolContext | None, started: float
+        self,
+        tool: BaseTool,
+        call: ToolCall,
+        checked: CheckedArguments,
+        ctx: ToolContext | None,
+        started: float,
     ) -> ToolResponse:
-        pool = self.scheduler.pool
-        if isinstance(tool, FunctionTool) and tool.is_generator:
-            final: ToolResponse | None = None
-            streamed = tool.stream(call.args, ctx, executor=pool, processes=self._processes(tool))
-            async with streamed as updates:
-                async for update in updates:
-                    update.id = call.id
-                    _cut(update)
-                    if update.final:
-                        final = update
-                    else:
-                        if self.trace is not None:
-                            self.trace.intermediate(call)
-                        await self.channel.put_update(update)
-            assert final is not None
-            final.duration_s = time.perf_counter() - started
-            return final
-        parts: tuple[Blob | FileRef, ...]
-        if isinstance(tool, FunctionTool):
-            body, parts = await tool.execute(
-                call.args, ctx, executor=pool, processes=self._processes(tool)
-            )
-        else:
-            body, parts = to_response(await tool.run(call.args, ctx))
-        return _respond(call, body, parts, started)
+        runtime = self._runtime(tool)
+        if not tool.streams:  # the common case: one response
+            return _settle(call, await tool.respond(checked, ctx, runtime=runtime), started)
+        final: ToolResponse | None = None
+        async with tool.stream_responses(checked, ctx, runtime=runtime) as updates:
+            async for update in updates:
+                update.id = call.id
+                _cut(update)
+                if update.final:
+                    final = update
+                else:
+                    if self.trace is not None:
+                        self.trace.intermediate(call)
+                    await self.channel.put_update(update)
+        assert final is not None
+        final.duration_s = time.perf_counter() - started
+        return final
 
 
 _SMALL_SCALARS = frozenset({int, float, bool, type(None)})
@@ -765,30 +786,12 @@ def _clearly_small(body: dict[str, Any]) -> bool:
     return True
 
 
-def _respond(
-    call: ToolCall, body: dict[str, Any], parts: tuple[Blob | FileRef, ...], started: float
-) -> ToolResponse:
-    response = ToolResponse(
-        id=call.id,
-        name=call.name,
-        response=body,
-        duration_s=time.perf_counter() - started,
-        parts=parts,
-    )
+def _settle(call: ToolCall, response: ToolResponse, started: float) -> ToolResponse:
+    """A tool's final response under the call's id and time, cut to the size limit."""
+    response.id = call.id
+    response.name = call.name
+    response.duration_s = time.perf_counter() - started
     return _cut(response)
-
-
-def _hides_cause(tool: BaseTool | None, error: ToolError) -> bool:
-    """Whether ``error`` is the framework's generic stand-in for an exception's text.
-
-    Only that message gives way to the exception's text under ``expose_errors``; a
-    ``ToolError`` the tool raised itself (even chained to another exception) is told with
-    its own message.
-    """
-    cause = error.__cause__
-    if cause is None or error.code != "tool.failed" or not isinstance(cause, FAILURES):
-        return False
-    return isinstance(tool, FunctionTool) and error.message == tool._failure(cause).message
 
 
 #: How long a call cancelled at its deadline may take to end before it is abandoned.

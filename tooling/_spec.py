@@ -57,6 +57,9 @@ class ParameterSpec:
     description: str | None
 
 
+_NO_ARGS: list[Any] = []  # shared, never mutated: most functions take keywords only
+
+
 @dataclass(frozen=True, slots=True, eq=False)
 class ToolSpec:
     """Everything derived from a function's signature and docstring, computed once.
@@ -81,6 +84,29 @@ class ToolSpec:
     def parameter_names(self) -> tuple[str, ...]:
         """The names a model may send, in signature order."""
         return tuple(p.name for p in self.parameters)
+
+    def to_call_args(
+        self, validated: BaseModel, context: Any = None
+    ) -> tuple[list[Any], dict[str, Any]]:
+        """The positional and keyword arguments to call the function with.
+
+        ``validated`` is an instance of :attr:`args_model`; ``context`` is passed as the
+        context parameter when the function has one.
+        """
+        values = validated.__dict__
+        if self.plain_keywords:
+            call_args: list[Any] = _NO_ARGS
+            call_kwargs = values.copy()
+        else:
+            call_args, call_kwargs = [], {}
+            for p in self.parameters:
+                if p.positional_only:
+                    call_args.append(values[p.field])
+                else:
+                    call_kwargs[p.name] = values[p.field]
+        if self.context_parameter is not None:
+            call_kwargs[self.context_parameter] = context
+        return call_args, call_kwargs
 
 
 def build_spec(

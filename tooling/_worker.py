@@ -142,9 +142,10 @@ def _answer(
         tool = _resolve(request, tools)
         if request.get("ctx") is not None:
             ctx = WorkerContext(conn, lock, request["ctx"])
-        call_args, call_kwargs, _ = tool._prepare(tool.spec, request["args"], ctx)
         if ctx is not None:
             ctx.tool_name = request["name"]
+        checked = tool.check_arguments(request["args"])  # the values become Python types
+        call_args, call_kwargs = tool.spec.to_call_args(checked.native, ctx)
         value = tool._func(*call_args, **call_kwargs)
         if tool.is_generator:
             value = _drain(conn, lock, value)

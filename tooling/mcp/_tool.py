@@ -22,8 +22,10 @@ from mcp import Client
 from mcp.shared.exceptions import MCPError
 from pydantic import ValidationError
 
-from .._base import BaseTool
+from .._base import BaseTool, CheckedArguments, ToolRuntime
 from .._errors import ToolError, error_details_from_validation
+from .._results import to_response
+from .._types import ToolResponse
 from ._connection import Connection, ConnectionLost, SessionExpired
 from ._content import error_from_result, response_from_result
 from ._meta import call_meta
@@ -132,9 +134,9 @@ class McpTool(BaseTool):
             self._validator = validator_for(schema)(schema)
         return self._validator
 
-    def check_arguments(self, args: Mapping[str, Any] | str) -> dict[str, Any]:
-        """The arguments as a dict valid against ``inputSchema`` (or ``tool.invalid_arguments``)."""
-        arguments = self.validated_arguments(args)
+    def check_arguments(self, args: Mapping[str, Any] | str | bytes) -> CheckedArguments:
+        """The arguments, valid against ``inputSchema`` (or ``tool.invalid_arguments``)."""
+        arguments = super().check_arguments(args).values
         errors = sorted(
             self._schema_validator().iter_errors(arguments), key=lambda e: list(e.absolute_path)
         )
@@ -151,7 +153,7 @@ class McpTool(BaseTool):
                 code="tool.invalid_arguments",
                 details=details,
             )
-        return arguments
+        return CheckedArguments(arguments)
 
     # -- running ---------------------------------------------------------------------------
 
@@ -159,7 +161,23 @@ class McpTool(BaseTool):
         self, args: Mapping[str, Any] | str, ctx: ToolContext | None = None
     ) -> dict[str, Any]:
         """Validate ``args`` against the input schema, call the server, map its answer."""
-        arguments = self.check_arguments(args)
+        return await self._call_server(self.check_arguments(args).values, ctx)
+
+    async def respond(
+        self,
+        arguments: CheckedArguments,
+        ctx: ToolContext | None = None,
+        *,
+        runtime: ToolRuntime | None = None,
+    ) -> ToolResponse:
+        """Call the server with arguments already checked against the input schema."""
+        body, parts = to_response(await self._call_server(arguments.values, ctx))
+        call_id = ctx.function_call_id if ctx is not None else ""
+        return ToolResponse(id=call_id, name=self.name, response=body, parts=parts)
+
+    async def _call_server(
+        self, arguments: dict[str, Any], ctx: ToolContext | None
+    ) -> dict[str, Any]:
         connection = self._connection
 
         async def progress(progress: float, total: float | None, message: str | None) -> None:
