@@ -219,9 +219,9 @@ class AgentTool(BaseTool):
         self.description = agent.description or f"Ask the {agent.name} agent."
         self.skip_summarization = skip_summarization
         if agent.input_schema is not None:
-            from tooling._schema import strip_titles
+            from tooling.integration import input_schema
 
-            schema = strip_titles(agent.input_schema.model_json_schema())
+            schema = input_schema(agent.input_schema)
         else:
             schema = {
                 "type": "object",

@@ -27,7 +27,7 @@ from tooling import (
     ToolProgress,
     ToolResponse,
 )
-from tooling._context import auth_config_key
+from tooling.integration import auth_config_key
 
 from ._agent import Agent
 from ._content import Content, FunctionCall, FunctionResponse, Part

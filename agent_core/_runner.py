@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from tooling import BaseToolset
-from tooling._threads import WorkerPool
+from tooling.integration import WorkerPool
 
 from ._agent import Agent
 from ._closing import Closing
@@ -30,7 +30,7 @@ from .sessions.base import (
 )
 
 if TYPE_CHECKING:
-    from tooling._processes import ProcessPool
+    from tooling.integration import ProcessPool
 
 __all__ = ["RunConfig", "Runner"]
 
@@ -99,7 +99,7 @@ class Runner(Closing):
         """The worker processes of ``isolation="process"`` tools, shared by every run
         (made on first use; no process starts before the first such call)."""
         if self._processes is None:
-            from tooling._processes import ProcessPool
+            from tooling.integration import ProcessPool
 
             self._processes = ProcessPool(name=f"agent-{self.agent.name}")
         return self._processes

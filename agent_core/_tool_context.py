@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from tooling import Blob, MemoryHit, ToolActions, ToolContext
-from tooling._context import artifact_blob
+from tooling.integration import artifact_blob
 
 from ._storable import clean
 from .services.base import BaseArtifactService, BaseMemoryService

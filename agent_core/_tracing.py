@@ -20,7 +20,7 @@ from collections.abc import AsyncGenerator, AsyncIterator, Awaitable
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from tooling._tracing import CAPTURE_KEY, capture_content, content_json, tracer
+from tooling.integration import CAPTURE_KEY, capture_content, content_json, tracer
 
 if TYPE_CHECKING:
     from opentelemetry.context import Context

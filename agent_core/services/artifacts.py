@@ -11,7 +11,7 @@ import threading
 from typing import TYPE_CHECKING
 
 from tooling import Blob
-from tooling._context import pick_version
+from tooling.integration import pick_version
 
 from .._sqlite import SqliteBacked
 from .base import BaseArtifactService
