@@ -8,7 +8,8 @@ SDK is imported only when such a model is built).
 
 from typing import TYPE_CHECKING, Any
 
-from ._agent import Agent, AgentTool
+from ._agent import Agent
+from ._agent_tool import AgentTool
 from ._content import Content, FunctionCall, FunctionResponse, Part
 from ._events import Event, EventActions
 from ._runner import RunConfig, Runner

@@ -1,4 +1,4 @@
-"""``Agent`` (a model, an instruction, tools, sub-agents) and ``AgentTool``."""
+"""``Agent``: a model, an instruction, tools and sub-agents."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from .models.base import BaseLlm, LlmRequest, LlmResponse
 if TYPE_CHECKING:
     from ._tool_context import InvocationToolContext
 
-__all__ = ["Agent", "AgentTool"]
+__all__ = ["Agent"]
 
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -153,7 +153,11 @@ class Agent:
                     continue
                 seen.add(id(agent))
                 yield agent
-                pending.extend(t.agent for t in agent.tools if isinstance(t, AgentTool))
+                for t in agent.tools:
+                    # An ``AgentTool`` (any tool standing for an agent) holds it as ``agent``.
+                    behind = getattr(t, "agent", None)
+                    if isinstance(behind, Agent):
+                        pending.append(behind)
 
     def find_agent(self, name: str) -> Agent | None:
         """The agent called ``name`` in this tree, or None."""
@@ -203,119 +207,3 @@ class Agent:
 
     def __repr__(self) -> str:
         return f"Agent({self.name!r})"
-
-
-class AgentTool(BaseTool):
-    """Another agent used as a tool.
-
-    The child runs in its own session seeded with the caller's state; its state changes
-    flow back into the caller's delta, and its final text is the result. The tool takes
-    one string parameter ``request``, or the agent's ``input_schema``.
-    """
-
-    def __init__(self, agent: Agent, *, skip_summarization: bool = False) -> None:
-        self.agent = agent
-        self.name = agent.name
-        self.description = agent.description or f"Ask the {agent.name} agent."
-        self.skip_summarization = skip_summarization
-        if agent.input_schema is not None:
-            from tooling.integration import input_schema
-
-            schema = input_schema(agent.input_schema)
-        else:
-            schema = {
-                "type": "object",
-                "properties": {
-                    "request": {"type": "string", "description": "What to ask the agent."}
-                },
-                "required": ["request"],
-                "additionalProperties": False,
-            }
-        self.parameters_json_schema = schema
-        self.response_json_schema = {
-            "type": "object",
-            "properties": {"result": {"type": "string"}},
-            "required": ["result"],
-        }
-
-    async def run(
-        self, args: Mapping[str, Any] | str, ctx: ToolContext | None = None
-    ) -> dict[str, Any]:
-        """Run the agent on the request in its own session; its final text is the result."""
-        from tooling import SimpleToolContext, ToolError
-
-        from ._runner import Runner
-        from .sessions.memory import InMemorySessionService
-
-        values = self.validated_arguments(args)
-        if self.agent.input_schema is not None:
-            try:
-                model = self.agent.input_schema.model_validate(values)
-            except Exception as exc:
-                raise ToolError(
-                    f"invalid arguments for agent {self.name}: {exc}", code="tool.invalid_arguments"
-                ) from None
-            message = model.model_dump_json()
-        else:
-            request = values.get("request")
-            if not isinstance(request, str) or set(values) - {"request"}:
-                raise ToolError(
-                    f"agent tool {self.name} takes one string argument 'request'",
-                    code="tool.invalid_arguments",
-                    details=[
-                        {
-                            "loc": ["request"],
-                            "msg": "Input should be a valid string",
-                            "type": "string_type",
-                        }
-                    ],
-                )
-            message = request
-        if ctx is None:
-            ctx = SimpleToolContext(caller="user")
-
-        seed = {k: v for k, v in ctx.state.items() if not k.startswith("temp:")}
-        sessions = InMemorySessionService()
-        session = await sessions.create_session(
-            app_name=f"agent-tool:{self.name}", user_id=ctx.user_id or "user", state=seed
-        )
-        # The child shares the caller's artifacts and memory when it has them.
-        runner = Runner(
-            self.agent,
-            app_name=session.app_name,
-            session_service=sessions,
-            artifact_service=getattr(ctx, "_artifacts", None),
-            memory_service=getattr(ctx, "_memory", None),
-        )
-        final_text = ""
-        error: str | None = None
-        try:
-            # The child runs under its caller's settings: scopes, timeouts, redaction.
-            async for event in runner.run_async(
-                user_id=session.user_id,
-                session_id=session.id,
-                new_message=message,
-                run_config=getattr(ctx, "_run_config", None),
-            ):
-                if event.error_code:
-                    error = f"{event.error_code}: {event.error_message}"
-                if event.content is not None and not event.partial and event.content.text:
-                    final_text = event.content.text
-        finally:
-            # The child's runner is only for this call: stop its worker threads (its
-            # toolsets stay open; the parent's runner closes them).
-            runner.pool.shutdown()
-        if error is not None and not final_text:
-            raise ToolError(f"agent {self.name} failed: {error}")
-        child = await sessions.get_session(
-            app_name=session.app_name, user_id=session.user_id, session_id=session.id
-        )
-        if child is not None:
-            for key, value in child.state.items():
-                if key.startswith("temp:"):
-                    continue
-                if key not in seed or seed[key] != value:
-                    ctx.state[key] = value
-        if self.skip_summarization:
-            ctx.actions.skip_summarization = True
-        return {"result": final_text}

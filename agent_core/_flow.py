@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-import json
 import logging
 from collections.abc import AsyncGenerator, Coroutine, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -32,7 +31,9 @@ from tooling.integration import auth_config_key
 from ._agent import Agent
 from ._content import Content, FunctionCall, FunctionResponse, Part
 from ._events import Event, EventActions
+from ._history import contents_for
 from ._ids import new_id
+from ._requests import GENERATED_ID_PREFIX, REQUEST_CONFIRMATION, REQUESTS, request_event
 from ._storable import clean, state_problem, storable_event
 from ._tool_context import InvocationToolContext
 from ._tracing import invocation_trace
@@ -43,19 +44,8 @@ if TYPE_CHECKING:
     from ._runner import RunConfig, Runner
     from .sessions.base import Session
 
-__all__ = [
-    "GENERATED_ID_PREFIX",
-    "REQUESTS",
-    "REQUEST_CONFIRMATION",
-    "REQUEST_CREDENTIAL",
-    "Invocation",
-]
+__all__: list[str] = []
 
-#: Ids the loop gives to calls that came without one; stripped before the model sees them.
-GENERATED_ID_PREFIX = "call-"
-REQUEST_CONFIRMATION = "request_confirmation"
-REQUEST_CREDENTIAL = "request_credential"
-REQUESTS = (REQUEST_CONFIRMATION, REQUEST_CREDENTIAL)
 logger = logging.getLogger("agent_core")
 
 
@@ -161,7 +151,7 @@ class Invocation:
             raise _Stop from None
         request = LlmRequest(
             model=agent.model.model,
-            contents=self._contents_for(agent),
+            contents=contents_for(agent.name, self.session.events),
             system_instruction=instruction,
             tools=tools,
             config=agent.generate_content_config,
@@ -295,46 +285,6 @@ class Invocation:
                     error_code="model.empty", error_message="the model returned nothing"
                 )
         yield final
-
-    def _contents_for(self, agent: Agent) -> list[Content]:
-        """The session as this agent's model sees it.
-
-        A call still waiting (for the user's confirmation, a credential, a long-running
-        job) gets a stand-in "pending" response, so every call the model sees is answered.
-        """
-        events = self.session.events
-        answered = {r.id for e in events for r in e.get_function_responses() if r.id}
-        contents: list[Content] = []
-        waiting: list[Part] = []
-
-        def add(content: Content) -> None:
-            if contents and _responses_only(contents[-1]) and _responses_only(content):
-                contents[-1] = Content(role="user", parts=[*contents[-1].parts, *content.parts])
-            else:
-                contents.append(content)
-
-        for event in events:
-            if event.partial or event.progress is not None or event.content is None:
-                continue
-            if _is_request_traffic(event):
-                continue
-            own = event.author in ("user", agent.name)
-            content = _without_generated_ids(event.content) if own else _as_context(event)
-            if not content.parts:
-                continue
-            if waiting and not _responses_only(content):
-                add(Content(role="user", parts=waiting))
-                waiting = []
-            add(content)
-            if own and event.author != "user":
-                waiting.extend(
-                    _pending_part(call)
-                    for call in event.get_function_calls()
-                    if call.id and call.id not in answered
-                )
-        if waiting:
-            add(Content(role="user", parts=waiting))
-        return contents
 
     # -- tools -------------------------------------------------------------------------
 
@@ -533,7 +483,7 @@ class Invocation:
             else:
                 events.append(response_event)
         if pending:
-            events.append(self._request_event(agent, pending, deferred))
+            events.append(request_event(agent, self.id, pending, deferred))
         # Calls and their answers are stored together: a cancelled run leaves nothing half-done.
         await _finish_even_if_cancelled(self._store_all(events))
         for event in events[1 if model_event is not None else 0 :]:
@@ -546,45 +496,6 @@ class Invocation:
             # Some calls answered, others wait for a result the user will send: let the
             # model speak about what it has, then stop.
             return
-
-    def _request_event(
-        self, agent: Agent, pending: list[tuple[ToolCall, ToolResponse]], deferred: list[ToolCall]
-    ) -> Event:
-        """The event asking the user to confirm (or authorize) the pending calls."""
-        parts: list[Part] = []
-        actions = EventActions()
-        for i, (call, final) in enumerate(pending):
-            original = {"id": call.id, "name": call.name, "args": call.args}
-            later = (
-                [{"id": c.id, "name": c.name, "args": c.args} for c in deferred] if i == 0 else []
-            )
-            body = final.response
-            if body.get("status") == "credential_required":
-                name = REQUEST_CREDENTIAL
-                args: dict[str, Any] = {
-                    "originalFunctionCall": original,
-                    "authConfig": body["credential"]["auth_config"],
-                    "deferredCalls": later,
-                }
-                actions.requested_auth_configs[call.id] = body["credential"]["auth_config"]
-            else:
-                name = REQUEST_CONFIRMATION
-                args = {
-                    "originalFunctionCall": original,
-                    "toolConfirmation": body["confirmation"],
-                    "deferredCalls": later,
-                }
-                actions.requested_tool_confirmations[call.id] = body["confirmation"]
-            parts.append(Part.from_function_call(name, args, id=new_id("req")))
-        return Event(
-            author=agent.name,
-            invocation_id=self.id,
-            content=Content(role="model", parts=parts),
-            actions=actions,
-            long_running_tool_ids={
-                p.function_call.id for p in parts if p.function_call and p.function_call.id
-            },
-        )
 
     async def _resume(
         self, replies: list[FunctionResponse]
@@ -817,80 +728,3 @@ def _merge_actions(into: EventActions, ctx: ToolContext) -> None:
     into.escalate = into.escalate or done.escalate
     if done.transfer_to_agent:
         into.transfer_to_agent = done.transfer_to_agent
-
-
-def _is_request_traffic(event: Event) -> bool:
-    """Confirmation/credential requests and the user's answers: between user and loop only."""
-    if event.content is None:
-        return False
-    names = [p.function_call.name for p in event.content.parts if p.function_call is not None]
-    names += [
-        p.function_response.name for p in event.content.parts if p.function_response is not None
-    ]
-    return bool(names) and all(n in REQUESTS for n in names)
-
-
-def _pending_part(call: FunctionCall) -> Part:
-    """The stand-in answer the model sees for a call that has no result yet."""
-    call_id = call.id if call.id and not call.id.startswith(GENERATED_ID_PREFIX) else None
-    return Part(
-        function_response=FunctionResponse(
-            id=call_id,
-            name=call.name,
-            response={
-                "status": "pending",
-                "message": "No result yet: this call waits for the user (a confirmation or "
-                "credential) or for a long-running job. Do not call it again.",
-            },
-        )
-    )
-
-
-def _responses_only(content: Content) -> bool:
-    return bool(content.parts) and all(p.function_response is not None for p in content.parts)
-
-
-def _without_generated_ids(content: Content) -> Content:
-    parts = []
-    for part in content.parts:
-        call, response = part.function_call, part.function_response
-        if call is not None and call.id and call.id.startswith(GENERATED_ID_PREFIX):
-            part = Part(function_call=FunctionCall(id=None, name=call.name, args=call.args))
-        elif response is not None and response.id and response.id.startswith(GENERATED_ID_PREFIX):
-            part = Part(
-                function_response=FunctionResponse(
-                    id=None,
-                    name=response.name,
-                    response=response.response,
-                    will_continue=response.will_continue,
-                    parts=response.parts,
-                )
-            )
-        parts.append(part)
-    return Content(role=content.role, parts=parts)
-
-
-def _as_context(event: Event) -> Content:
-    """Another agent's turn, told to this agent as context in the user's voice."""
-    assert event.content is not None
-    parts = []
-    for part in event.content.parts:
-        if part.text and not part.thought:
-            parts.append(Part.from_text(f"For context: [{event.author}] said: {part.text}"))
-        elif part.function_call is not None:
-            args = json.dumps(part.function_call.args, default=str)
-            parts.append(
-                Part.from_text(
-                    f"For context: [{event.author}] called tool `{part.function_call.name}` "
-                    f"with arguments: {args}"
-                )
-            )
-        elif part.function_response is not None:
-            body = json.dumps(part.function_response.response, default=str)
-            parts.append(
-                Part.from_text(
-                    f"For context: [{event.author}] tool `{part.function_response.name}` "
-                    f"returned: {body}"
-                )
-            )
-    return Content(role="user", parts=parts)

@@ -83,7 +83,7 @@ from ._agent import Agent
 from ._closing import Closing
 from ._content import Content, FunctionCall, Part
 from ._events import Event
-from ._flow import REQUEST_CONFIRMATION, REQUESTS
+from ._requests import REQUEST_CONFIRMATION, REQUESTS
 from ._runner import RunConfig, Runner
 from ._service_urls import artifact_service_from_url, session_service_from_url
 from .models._names import KEY_VARIABLES, model_from_name, provider_of

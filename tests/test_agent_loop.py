@@ -27,7 +27,7 @@ from agent_core import (
     Runner,
     ScriptedModel,
 )
-from agent_core._flow import GENERATED_ID_PREFIX
+from agent_core._requests import GENERATED_ID_PREFIX
 from agent_core.testing import deterministic_ids, normalize_events, run_script
 from tooling import BaseTool, ExecutionStrategy, ToolContext, tool
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ._context import artifact_blob, auth_config_key, pick_version
+from ._errors import error_details_from_validation
 from ._threads import WorkerPool
 from ._tracing import (
     CAPTURE_KEY,
@@ -36,6 +37,7 @@ __all__ = [
     "capture_content",
     "content_json",
     "continued_trace",
+    "error_details_from_validation",
     "input_schema",
     "pick_version",
     "trace_carrier",

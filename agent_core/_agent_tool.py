@@ -1,0 +1,134 @@
+"""``AgentTool``: another agent used as a tool, run in its own session."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import ValidationError
+
+from tooling import BaseTool, SimpleToolContext, ToolContext, ToolError
+from tooling.integration import error_details_from_validation, input_schema
+
+from ._agent import Agent
+from ._runner import Runner
+from .sessions.memory import InMemorySessionService
+
+__all__ = ["AgentTool"]
+
+
+class AgentTool(BaseTool):
+    """Another agent used as a tool.
+
+    The child runs in its own session seeded with the caller's state; its state changes
+    flow back into the caller's delta, and its final text is the result. The tool takes
+    one string parameter ``request``, or the agent's ``input_schema``.
+    """
+
+    def __init__(self, agent: Agent, *, skip_summarization: bool = False) -> None:
+        self.agent = agent
+        self.name = agent.name
+        self.description = agent.description or f"Ask the {agent.name} agent."
+        self.skip_summarization = skip_summarization
+        if agent.input_schema is not None:
+            schema = input_schema(agent.input_schema)
+        else:
+            schema = {
+                "type": "object",
+                "properties": {
+                    "request": {"type": "string", "description": "What to ask the agent."}
+                },
+                "required": ["request"],
+                "additionalProperties": False,
+            }
+        self.parameters_json_schema = schema
+        self.response_json_schema = {
+            "type": "object",
+            "properties": {"result": {"type": "string"}},
+            "required": ["result"],
+        }
+
+    async def run(
+        self, args: Mapping[str, Any] | str, ctx: ToolContext | None = None
+    ) -> dict[str, Any]:
+        """Run the agent on the request in its own session; its final text is the result."""
+        values = self.validated_arguments(args)
+        if self.agent.input_schema is not None:
+            try:
+                model = self.agent.input_schema.model_validate(values)
+            except ValidationError as exc:
+                errors = exc.errors(include_url=False, include_context=False)
+                names = list(self.parameters_json_schema.get("properties", {}))
+                details = error_details_from_validation(errors, names)
+                summary = "; ".join(
+                    f"{'.'.join(map(str, d['loc'])) or '(arguments)'}: {d['msg']}" for d in details
+                )
+                raise ToolError(
+                    f"invalid arguments for agent {self.name}: {summary}",
+                    code="tool.invalid_arguments",
+                    details=details,
+                ) from None
+            message = model.model_dump_json()
+        else:
+            request = values.get("request")
+            if not isinstance(request, str) or set(values) - {"request"}:
+                raise ToolError(
+                    f"agent tool {self.name} takes one string argument 'request'",
+                    code="tool.invalid_arguments",
+                    details=[
+                        {
+                            "loc": ["request"],
+                            "msg": "Input should be a valid string",
+                            "type": "string_type",
+                        }
+                    ],
+                )
+            message = request
+        if ctx is None:
+            ctx = SimpleToolContext(caller="user")
+
+        seed = {k: v for k, v in ctx.state.items() if not k.startswith("temp:")}
+        sessions = InMemorySessionService()
+        session = await sessions.create_session(
+            app_name=f"agent-tool:{self.name}", user_id=ctx.user_id or "user", state=seed
+        )
+        # The child shares the caller's artifacts and memory when it has them.
+        runner = Runner(
+            self.agent,
+            app_name=session.app_name,
+            session_service=sessions,
+            artifact_service=getattr(ctx, "_artifacts", None),
+            memory_service=getattr(ctx, "_memory", None),
+        )
+        final_text = ""
+        error: str | None = None
+        try:
+            # The child runs under its caller's settings: scopes, timeouts, redaction.
+            async for event in runner.run_async(
+                user_id=session.user_id,
+                session_id=session.id,
+                new_message=message,
+                run_config=getattr(ctx, "_run_config", None),
+            ):
+                if event.error_code:
+                    error = f"{event.error_code}: {event.error_message}"
+                if event.content is not None and not event.partial and event.content.text:
+                    final_text = event.content.text
+        finally:
+            # The child's runner is only for this call: stop its worker threads (its
+            # toolsets stay open; the parent's runner closes them).
+            runner.pool.shutdown()
+        if error is not None and not final_text:
+            raise ToolError(f"agent {self.name} failed: {error}")
+        child = await sessions.get_session(
+            app_name=session.app_name, user_id=session.user_id, session_id=session.id
+        )
+        if child is not None:
+            for key, value in child.state.items():
+                if key.startswith("temp:"):
+                    continue
+                if key not in seed or seed[key] != value:
+                    ctx.state[key] = value
+        if self.skip_summarization:
+            ctx.actions.skip_summarization = True
+        return {"result": final_text}
