@@ -5,7 +5,7 @@ from __future__ import annotations
 from types import TracebackType
 from typing import Self
 
-__all__ = ["Closing"]
+__all__: list[str] = []
 
 
 class Closing:

@@ -8,7 +8,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
-__all__ = ["deterministic_ids", "new_id", "now"]
+__all__: list[str] = []
 
 _id_factory: Callable[[str], str] = lambda prefix: f"{prefix}-{uuid.uuid4().hex}"  # noqa: E731
 _clock: Callable[[], float] = time.time

@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 
     AsyncConnection: TypeAlias = psycopg.AsyncConnection[tuple[Any, ...]]
 
-__all__ = ["AsyncConnection", "PostgresBacked", "PostgresDatabase", "in_transaction"]
+__all__: list[str] = []
 
 T = TypeVar("T")
 

@@ -25,7 +25,7 @@ from ._closing import Closing
 if TYPE_CHECKING:
     import sqlite3
 
-__all__ = ["DEFAULT_BUSY_TIMEOUT", "SqliteDatabase", "dump_json"]
+__all__: list[str] = []
 
 T = TypeVar("T")
 

@@ -19,7 +19,7 @@ from pydantic_core import to_json
 
 from ._events import Event
 
-__all__ = ["clean", "state_problem", "storable_event"]
+__all__: list[str] = []
 
 logger = logging.getLogger("agent_core")
 

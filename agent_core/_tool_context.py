@@ -14,7 +14,7 @@ from .services.base import BaseArtifactService, BaseMemoryService
 if TYPE_CHECKING:
     from ._runner import RunConfig
 
-__all__ = ["InvocationToolContext"]
+__all__: list[str] = []
 
 
 class InvocationToolContext(ToolContext):

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from ._flow import Invocation
     from .models.base import LlmRequest, LlmResponse
 
-__all__ = ["InvocationTrace", "invocation_trace"]
+__all__: list[str] = []
 
 _T = TypeVar("_T")
 

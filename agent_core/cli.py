@@ -66,10 +66,9 @@ import uuid
 from collections import deque
 from collections.abc import Sequence
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
-from tooling.cli import (
+from tooling.integration import (
     EXIT_OK,
     EXIT_TOOL_ERROR,
     CliError,
@@ -79,21 +78,23 @@ from tooling.cli import (
     run_cli,
 )
 
-from ._agent import Agent
+from ._cli_support import (
+    agent_key_variables,
+    artifact_service,
+    key_variables,
+    read_replay,
+    root_agent,
+    session_service,
+)
 from ._closing import Closing
 from ._content import Content, FunctionCall, Part
 from ._events import Event
 from ._requests import REQUEST_CONFIRMATION, REQUESTS
 from ._runner import RunConfig, Runner
-from ._service_urls import artifact_service_from_url, session_service_from_url
-from .models._names import KEY_VARIABLES, model_from_name, provider_of
-from .models.scripted import ReplayPrompt, ScriptedModel, load_replay, replay_message
-from .services.artifacts import SqliteArtifactService
-from .services.base import BaseArtifactService
+from .models._names import model_from_name
+from .models.scripted import ReplayPrompt, replay_message
 from .services.memory import InMemoryMemoryService
-from .sessions.base import BaseSessionService, Session
-from .sessions.memory import InMemorySessionService
-from .sessions.sqlite import SqliteSessionService
+from .sessions.base import Session
 
 __all__ = ["describe_event", "main", "pending_requests"]
 
@@ -417,74 +418,6 @@ class _Conversation:
 # -- the command -------------------------------------------------------------------------------
 
 
-def _key_variables(model: str | None) -> tuple[str, ...]:
-    """The environment variables holding the key for ``--model`` (Gemini's without one)."""
-    try:
-        provider = provider_of(model)[0] if model else "google"
-    except ValueError as exc:
-        raise CliError(f"--model: {exc}") from None
-    return KEY_VARIABLES[provider]
-
-
-def _has_api_key(model: str | None = None) -> bool:
-    return any(os.environ.get(variable) for variable in _key_variables(model))
-
-
-def _agent_key_variables(root: Agent) -> tuple[str, ...]:
-    """The key variables of the root agent's own model (Gemini's when it names no provider)."""
-    model = root._model
-    if isinstance(model, str):
-        try:
-            return KEY_VARIABLES[provider_of(model)[0]]
-        except ValueError:
-            pass
-    provider = getattr(model, "provider", "")
-    return KEY_VARIABLES.get(provider, KEY_VARIABLES["google"])
-
-
-def _root_agent(module: ModuleType, folder: Path) -> Agent:
-    root = getattr(module, "root_agent", None)
-    if root is None:
-        raise CliError(f"{folder / 'agent.py'} defines no root_agent")
-    if not isinstance(root, Agent):
-        kind = type(root).__name__
-        raise CliError(f"root_agent in {folder / 'agent.py'} is a {kind}, not an agent_core.Agent")
-    return root
-
-
-def _read_replay(path: Path) -> tuple[ScriptedModel, list[ReplayPrompt]]:
-    try:
-        return load_replay(path)
-    except OSError as exc:
-        raise CliError(f"cannot read replay file {path}: {exc.strerror or exc}") from exc
-    except ValueError as exc:  # json.JSONDecodeError included
-        text = str(exc)
-        raise CliError(
-            text if str(path) in text else f"invalid replay file {path}: {text}"
-        ) from exc
-
-
-def _session_service(where: str | None) -> BaseSessionService:
-    """The session service ``--session-db`` names: a URL, or a plain SQLite file path."""
-    if where is None:
-        return InMemorySessionService()
-    try:
-        if "://" in where:
-            return session_service_from_url(where)
-        return SqliteSessionService(where)
-    except (sqlite3.Error, OSError, ValueError, ImportError) as exc:
-        raise CliError(f"cannot open session database {where}: {exc}") from exc
-
-
-def _artifact_service(where: str | None) -> BaseArtifactService | None:
-    """Artifacts kept with the sessions (None: the runner's default, in memory)."""
-    if where is None:
-        return None
-    if "://" in where:
-        return artifact_service_from_url(where)
-    return SqliteArtifactService(where)
-
-
 def cmd_run(args: argparse.Namespace) -> int:
     folder = Path(args.agent_dir)
     if not folder.is_dir():
@@ -494,13 +427,13 @@ def cmd_run(args: argparse.Namespace) -> int:
     replay = Path(args.replay) if args.replay is not None else folder / "replay.json"
     if args.replay is not None and not replay.is_file():
         raise CliError(f"replay file not found: {args.replay}")
-    variables = _key_variables(args.model)  # a bad --model name fails before the import
+    variables = key_variables(args.model)  # a bad --model name fails before the import
     # The folder's own problems (an import error, no root_agent, a tool that cannot be
     # built) come first: they are what needs fixing, key or no key.
     module = load_agent_dir(folder)
-    root = _root_agent(module, folder)
+    root = root_agent(module, folder)
     if not args.model:
-        variables = _agent_key_variables(root)
+        variables = agent_key_variables(root)
     live = any(os.environ.get(v) for v in variables) and args.replay is None
     if not live and not replay.is_file():
         raise CliError(NO_REPLAY.replace("GOOGLE_API_KEY", variables[0]))
@@ -508,16 +441,16 @@ def cmd_run(args: argparse.Namespace) -> int:
     prompts: list[ReplayPrompt] = []
     if live:
         if replay.is_file():
-            prompts = _read_replay(replay)[1]
+            prompts = read_replay(replay)[1]
         if args.model:
             model = model_from_name(args.model)
             for agent in root.reachable():
                 agent._model = model
-            out.note(f"live run: every agent uses {args.model} ({_key_variables(args.model)[0]})")
+            out.note(f"live run: every agent uses {args.model} ({key_variables(args.model)[0]})")
         else:
             out.note(f"live run: the agents use their own models ({'/'.join(variables)} is set)")
     else:
-        scripted, prompts = _read_replay(replay)
+        scripted, prompts = read_replay(replay)
         for agent in root.reachable():
             agent._model = scripted
         env = getattr(module, "REPLAY_ENV", None) or {}
@@ -534,13 +467,13 @@ def cmd_run(args: argparse.Namespace) -> int:
     if not interactive and not piped and not prompts:
         raise CliError("nothing to say: stdin is empty and there are no replay prompts")
 
-    service = _session_service(args.session_db)
+    service = session_service(args.session_db)
     session_id = args.session or f"cli-{uuid.uuid4().hex[:12]}"
     if args.session_db is not None and args.session is None:
         out.note(f"session {session_id} (continue it with --session {session_id})")
     config = RunConfig(granted_scopes=frozenset(args.scope or ()))
     # With a session database, artifacts are kept in the same database.
-    artifacts = _artifact_service(args.session_db)
+    artifacts = artifact_service(args.session_db)
     runner = Runner(
         root,
         app_name=folder.resolve().name,

@@ -23,12 +23,10 @@ if TYPE_CHECKING:
     from ._processes import ProcessPool
 
 __all__ = [
-    "TOOL_NAME_PATTERN",
     "BaseTool",
     "BaseToolset",
     "CheckedArguments",
     "ToolRuntime",
-    "validate_tool_name",
 ]
 
 TOOL_NAME_PATTERN = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]{0,63}$")

@@ -8,7 +8,7 @@ from typing import Any
 
 from ._errors import ToolError
 
-__all__ = ["MAX_ARGS_BYTES", "MAX_ARGS_DEPTH", "check_dict_bounds", "check_text_bounds"]
+__all__: list[str] = []
 
 MAX_ARGS_BYTES = 1024 * 1024
 #: The arguments object itself is depth 1.

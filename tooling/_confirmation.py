@@ -7,7 +7,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["confirmation_response", "credential_response", "fingerprint"]
+__all__: list[str] = []
 
 
 def fingerprint(tool_name: str, validated_args: Mapping[str, Any]) -> str:

@@ -13,16 +13,12 @@ from ._state import State
 from ._types import Blob, Confirmation, MemoryHit, ToolProgress
 
 __all__ = [
-    "DEFAULT_PROGRESS_LIMIT",
-    "MAX_PROGRESS_CHUNK_BYTES",
-    "PROGRESS_TRUNCATED",
     "ReadonlyContext",
     "SimpleToolContext",
     "ToolActions",
     "ToolContext",
     "artifact_blob",
     "auth_config_key",
-    "cut_utf8",
     "pick_version",
 ]
 

@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["ParsedDocstring", "parse_docstring"]
+__all__: list[str] = []
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,13 +6,8 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 __all__ = [
-    "FAILURES",
-    "INPUT_PREVIEW_CHARS",
-    "PoolSaturated",
     "ToolError",
     "error_details_from_validation",
-    "failure",
-    "log_failure",
 ]
 
 #: What a tool may raise that becomes ``tool.failed``: any ``Exception``, and

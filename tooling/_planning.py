@@ -30,16 +30,7 @@ from ._errors import ToolError
 if TYPE_CHECKING:
     from ._types import ToolCall
 
-__all__ = [
-    "CallRecord",
-    "Mode",
-    "Plan",
-    "Segment",
-    "WaitReason",
-    "conflict",
-    "plan_dispatch",
-    "scheduling_of",
-]
+__all__: list[str] = []
 
 logger = logging.getLogger("tooling")
 

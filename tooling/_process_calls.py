@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING, Any
 from pydantic_core import to_json
 
 from ._errors import ToolError, failure, log_failure
+from ._parts_wire import decode_parts
 from ._processes import WorkerDied, default_process_pool
 from ._types import ToolResponse
-from ._worker import decode_parts
 
 if TYPE_CHECKING:
     from ._context import ToolContext
@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from ._processes import ProcessPool
     from ._target import ProcessRef
 
-__all__ = ["RemoteException", "process_updates"]
+__all__: list[str] = []
 
 
 class RemoteException(Exception):

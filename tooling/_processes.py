@@ -41,11 +41,7 @@ from typing import Any
 from pydantic_core import from_json
 
 __all__ = [
-    "KILL_GRACE_S",
     "ProcessPool",
-    "WorkerDied",
-    "default_process_pool",
-    "worker_ready",
 ]
 
 #: How long a worker has to exit after SIGTERM before it gets SIGKILL.

@@ -24,7 +24,7 @@ from typing import Any
 from ._context import PROGRESS_TRUNCATED
 from ._types import ToolProgress, ToolResponse
 
-__all__ = ["CallProgress", "ProgressChannel"]
+__all__: list[str] = []
 
 DEFAULT_CAPACITY = 256
 DEFAULT_BUDGET = 1024 * 1024

@@ -11,7 +11,7 @@ from ._errors import ToolError
 from ._jsonsafe import SURELY_SHORT_INT_BITS, unencodable
 from ._types import Blob, FileRef
 
-__all__ = ["MAX_INLINE_BYTES", "to_response"]
+__all__: list[str] = []
 
 #: A ``Blob`` larger than this cannot go to the model inline.
 MAX_INLINE_BYTES = 10 * 1024 * 1024

@@ -36,7 +36,10 @@ if TYPE_CHECKING:
 from ._tracing import dispatch_trace
 from ._types import Confirmation, ToolCall, ToolProgress, ToolResponse
 
-__all__ = ["MAX_RESPONSE_BYTES", "CallHooks", "DispatchStream", "ExecutionStrategy", "Scheduler"]
+__all__ = [
+    "ExecutionStrategy",
+    "Scheduler",
+]
 
 logger = logging.getLogger("tooling")
 

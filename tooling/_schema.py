@@ -13,7 +13,7 @@ from pydantic_core import core_schema
 
 from ._types import Blob, FileRef
 
-__all__ = ["drop_default_nulls", "parameters_schema", "response_schema", "strip_titles"]
+__all__: list[str] = []
 
 # Keywords whose value is a schema, a list of schemas, or a name -> schema mapping. Only
 # these are walked, so a property that happens to be called "title" is kept.

@@ -34,7 +34,7 @@ from ._schema import parameters_schema, response_schema
 from ._target import CONTEXT_PARAM_NAME, Target
 from ._types import Diagnostic
 
-__all__ = ["LONG_RUNNING_NOTE", "ParameterSpec", "ToolSpec", "build_spec"]
+__all__: list[str] = []
 
 LONG_RUNNING_NOTE = (
     "This tool runs for a while: once it has answered with a pending status, do not call it "

@@ -11,7 +11,7 @@ from ._jsonsafe import state_value_problem
 if TYPE_CHECKING:
     from _typeshed import SupportsKeysAndGetItem
 
-__all__ = ["State"]
+__all__: list[str] = []
 
 _NO_DELETE = (
     "state keys cannot be deleted: a tool call's state only records writes; "

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from concurrent.futures import Executor, Future
 from typing import Any
 
-__all__ = ["SyncGeneratorDriver"]
+__all__: list[str] = []
 
 
 _STOP = object()

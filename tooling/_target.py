@@ -14,16 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal, NamedTuple
 
-__all__ = [
-    "CONTEXT_PARAM_NAME",
-    "Binding",
-    "Isolation",
-    "Kind",
-    "ProcessRef",
-    "Target",
-    "analyze_target",
-    "process_reference",
-]
+__all__: list[str] = []
 
 CONTEXT_PARAM_NAME = "tool_context"
 _SELF_NAMES = {"self": "instance", "cls": "class"}

@@ -19,7 +19,9 @@ from typing import Any, TypeVar
 
 from ._errors import PoolSaturated
 
-__all__ = ["PoolSaturated", "WorkerPool", "default_executor"]
+__all__ = [
+    "WorkerPool",
+]
 
 _T = TypeVar("_T")
 _counter = itertools.count(1)

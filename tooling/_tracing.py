@@ -35,14 +35,10 @@ if TYPE_CHECKING:
     from ._types import ToolCall, ToolResponse
 
 __all__ = [
-    "CAPTURE_ENV",
     "CAPTURE_KEY",
-    "DispatchTrace",
     "capture_content",
     "content_json",
     "continued_trace",
-    "dispatch_trace",
-    "short_hash",
     "trace_carrier",
     "tracer",
 ]

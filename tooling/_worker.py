@@ -17,7 +17,6 @@ messages); it never imports asyncio.
 
 from __future__ import annotations
 
-import base64
 import contextlib
 import importlib
 import importlib.machinery
@@ -36,10 +35,11 @@ from pydantic_core import from_json, to_json
 from ._context import ToolContext
 from ._errors import ToolError
 from ._function_tool import FunctionTool
+from ._parts_wire import encode_parts
 from ._results import to_response
-from ._types import Blob, FileRef, MemoryHit, ToolProgress
+from ._types import Blob, MemoryHit, ToolProgress
 
-__all__ = ["WorkerContext", "decode_parts", "encode_parts", "main", "serve"]
+__all__: list[str] = []
 
 
 def main(fd: int, host_pid: int) -> None:
@@ -184,26 +184,6 @@ def _drain(conn: Connection, lock: threading.Lock, generator: Any) -> Any:
         payload = to_json({"t": "yield", "body": body, "parts": encode_parts(parts)})
         with lock:
             conn.send_bytes(payload)
-
-
-def encode_parts(parts: tuple[Blob | FileRef, ...]) -> list[dict[str, str]]:
-    """``Blob``/``FileRef`` parts as JSON objects (blob data in base64)."""
-    return [
-        {"blob": base64.b64encode(p.data).decode("ascii"), "mime_type": p.mime_type}
-        if isinstance(p, Blob)
-        else {"file": p.uri, "mime_type": p.mime_type}
-        for p in parts
-    ]
-
-
-def decode_parts(encoded: list[dict[str, str]]) -> tuple[Blob | FileRef, ...]:
-    """The parts :func:`encode_parts` encoded."""
-    return tuple(
-        Blob(p["mime_type"], base64.b64decode(p["blob"]))
-        if "blob" in p
-        else FileRef(p["file"], p["mime_type"])
-        for p in encoded
-    )
 
 
 class WorkerContext(ToolContext):

@@ -3,7 +3,9 @@
 ``agent_core`` uses only this module and the names ``tooling`` exports, so another
 loop can use the same pieces: the worker pools a loop shares across its turns, the
 helpers behind ``ToolContext``'s artifacts and credentials, the JSON Schema of an input
-model as tools describe arguments, and the tracing a loop adds its own spans to.
+model as tools describe arguments, the tracing a loop adds its own spans to, and the
+plumbing of the command-line tools (loading a target, finding its tools, one-line
+errors and exit statuses).
 
 Tracing names do nothing (and import nothing) unless ``opentelemetry-api`` is installed
 and a tracer provider is set.
@@ -26,10 +28,44 @@ from ._tracing import (
 )
 
 if TYPE_CHECKING:
+    from ._cli_support import CliParser, run_cli
+    from ._discovery import (
+        EXIT_OK,
+        EXIT_TOOL_ERROR,
+        EXIT_USAGE,
+        CliError,
+        FoundTool,
+        discover_tools,
+        load_agent_dir,
+        load_target,
+        one_line,
+    )
     from ._processes import ProcessPool
+
+# Loaded when first asked for: a loop that never runs a command pays nothing for them.
+_LAZY = {
+    "ProcessPool": "_processes",
+    "CliParser": "_cli_support",
+    "run_cli": "_cli_support",
+    "EXIT_OK": "_discovery",
+    "EXIT_TOOL_ERROR": "_discovery",
+    "EXIT_USAGE": "_discovery",
+    "CliError": "_discovery",
+    "FoundTool": "_discovery",
+    "discover_tools": "_discovery",
+    "load_agent_dir": "_discovery",
+    "load_target": "_discovery",
+    "one_line": "_discovery",
+}
 
 __all__ = [
     "CAPTURE_KEY",
+    "EXIT_OK",
+    "EXIT_TOOL_ERROR",
+    "EXIT_USAGE",
+    "CliError",
+    "CliParser",
+    "FoundTool",
     "ProcessPool",
     "WorkerPool",
     "artifact_blob",
@@ -37,9 +73,14 @@ __all__ = [
     "capture_content",
     "content_json",
     "continued_trace",
+    "discover_tools",
     "error_details_from_validation",
     "input_schema",
+    "load_agent_dir",
+    "load_target",
+    "one_line",
     "pick_version",
+    "run_cli",
     "trace_carrier",
     "tracer",
 ]
@@ -53,8 +94,9 @@ def input_schema(model: Any) -> dict[str, Any]:
 
 
 def __getattr__(name: str) -> Any:
-    if name == "ProcessPool":  # multiprocessing is loaded only by a loop that needs it
-        from ._processes import ProcessPool
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'tooling.integration' has no attribute {name!r}")
+    import importlib
 
-        return ProcessPool
-    raise AttributeError(f"module 'tooling.integration' has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__package__}.{module}"), name)

@@ -38,20 +38,7 @@ from .base import LlmResponse
 if TYPE_CHECKING:
     from tooling import BaseTool
 
-__all__ = [
-    "CallIds",
-    "LoopClient",
-    "Settings",
-    "api_key",
-    "arguments_text",
-    "final_response",
-    "offered_tools",
-    "parse_arguments",
-    "partial_text",
-    "read_settings",
-    "response_text",
-    "stand_in",
-]
+__all__: list[str] = []
 
 _T = TypeVar("_T")
 _CAMEL = re.compile(r"(?<=[a-z0-9])([A-Z])")

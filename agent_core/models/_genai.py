@@ -20,16 +20,7 @@ from tooling import Blob, FileRef
 from .._content import Content, FunctionCall, FunctionResponse, Part
 from .base import LlmRequest, LlmResponse
 
-__all__ = [
-    "StreamAggregate",
-    "build_config",
-    "content_from_genai",
-    "content_to_genai",
-    "error_response",
-    "part_from_genai",
-    "part_to_genai",
-    "response_from_genai",
-]
+__all__: list[str] = []
 
 # -- requests ------------------------------------------------------------------------------
 

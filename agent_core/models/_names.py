@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from .base import BaseLlm
 
-__all__ = ["KEY_VARIABLES", "model_from_name", "provider_of"]
+__all__: list[str] = []
 
 #: The environment variables each provider's key may come from.
 KEY_VARIABLES: dict[str, tuple[str, ...]] = {

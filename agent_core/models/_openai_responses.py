@@ -32,7 +32,7 @@ from .._content import Content, FunctionCall, Part
 from . import _common as common
 from .base import LlmRequest, LlmResponse
 
-__all__ = ["SETTINGS", "StreamAssembler", "build_request", "read_response"]
+__all__: list[str] = []
 
 #: The generate_content_config settings this API takes.
 SETTINGS = frozenset(

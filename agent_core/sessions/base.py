@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .._events import Event
+from .errors import SessionBusyError, SessionExistsError, SessionStoreError
 
 __all__ = [
     "BaseSessionService",
@@ -16,24 +17,6 @@ __all__ = [
     "SessionExistsError",
     "SessionStoreError",
 ]
-
-
-class SessionExistsError(ValueError):
-    """``create_session`` was given an id the user already has in the app."""
-
-
-class SessionBusyError(TimeoutError):
-    """The session's lease (one writer per session) was not had within the timeout."""
-
-
-class SessionStoreError(ConnectionError):
-    """The store could not be reached, or the connection broke during an operation.
-
-    Nothing of the failed operation is stored. ``code`` is the error code a run that
-    meets it ends with.
-    """
-
-    code = "session.unavailable"
 
 
 @dataclass(slots=True)

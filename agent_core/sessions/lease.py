@@ -15,7 +15,7 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Hashable
 from contextlib import asynccontextmanager
 
-from .base import SessionBusyError, SessionStoreError
+from .errors import SessionBusyError, SessionStoreError
 
 __all__ = ["LeaseLostError", "busy_message", "local_lease", "poll_until"]
 

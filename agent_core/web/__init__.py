@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from tooling.cli import discover_tools
+from tooling.integration import discover_tools
 from tooling.web import ToolCatalogue, WebServer, add_tool_routes
 
 from .._runner import RunConfig, Runner

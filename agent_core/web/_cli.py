@@ -6,23 +6,23 @@ import argparse
 import os
 from pathlib import Path
 
-from tooling.cli import CliError, load_agent_dir
+from tooling.integration import CliError, load_agent_dir
 from tooling.web import wait_until_interrupted
 
-from .._runner import Runner
-from ..cli import (
-    _agent_key_variables,
-    _artifact_service,
-    _read_replay,
-    _root_agent,
-    _session_service,
+from .._cli_support import (
+    agent_key_variables,
+    artifact_service,
+    read_replay,
+    root_agent,
+    session_service,
 )
+from .._runner import Runner
 from ..services.base import BaseArtifactService
 from ..services.memory import InMemoryMemoryService
 from ..sessions.base import BaseSessionService
 from . import InspectedApp, serve_apps
 
-__all__ = ["cmd_web"]
+__all__: list[str] = []
 
 
 def _agent_folders(folder: Path) -> list[Path]:
@@ -38,12 +38,12 @@ def _app(
     folder: Path, service: BaseSessionService, artifacts: BaseArtifactService | None
 ) -> InspectedApp:
     module = load_agent_dir(folder)
-    root = _root_agent(module, folder)
+    root = root_agent(module, folder)
     replay = folder / "replay.json"
     replayed: str | None = None
-    live = any(os.environ.get(v) for v in _agent_key_variables(root))
+    live = any(os.environ.get(v) for v in agent_key_variables(root))
     if not live and replay.is_file():
-        scripted, _ = _read_replay(replay)
+        scripted, _ = read_replay(replay)
         for agent in root.reachable():
             agent._model = scripted
         env = getattr(module, "REPLAY_ENV", None) or {}
@@ -66,8 +66,8 @@ def cmd_web(args: argparse.Namespace) -> int:
         raise CliError(f"not a directory: {args.folder}")
     folders = _agent_folders(folder)
     # --session-db as `agent-core run` reads it: a SQLite path or a service URL.
-    service = _session_service(args.session_db)
-    artifacts = _artifact_service(args.session_db)
+    service = session_service(args.session_db)
+    artifacts = artifact_service(args.session_db)
     try:
         apps = [_app(each, service, artifacts) for each in folders]
         server = serve_apps(

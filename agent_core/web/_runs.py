@@ -16,7 +16,7 @@ from tooling.web import HttpError, Reply, Request, WebServer
 
 from ..trace_db import StoredSpan, find_trace, list_traces, read_trace
 
-__all__ = ["add_run_routes", "invocation_summary", "waterfall"]
+__all__: list[str] = []
 
 
 def _kind(span: StoredSpan) -> str:

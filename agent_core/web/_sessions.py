@@ -28,7 +28,10 @@ from ..sessions.base import BaseSessionService, Session
 from ..sessions.memory import InMemorySessionService
 from ..sessions.sqlite import SqliteSessionService
 
-__all__ = ["SessionsApi", "add_session_routes", "pending_calls", "state_at"]
+__all__ = [
+    "pending_calls",
+    "state_at",
+]
 
 MAX_PAGE = 1000
 _LOADED = 8

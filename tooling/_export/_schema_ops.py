@@ -16,26 +16,7 @@ from urllib.parse import unquote
 
 from .._types import Diagnostic
 
-__all__ = [
-    "ANNOTATION_KEYS",
-    "MISSING",
-    "JSONSchema",
-    "LossRecorder",
-    "admits_null",
-    "deep_copy",
-    "describe",
-    "is_null_schema",
-    "json_type_of",
-    "merge_all_of",
-    "recursive_defs",
-    "ref_name",
-    "referenced_defs",
-    "resolve_ref",
-    "split_null",
-    "strip_keys",
-    "strip_keys_deep",
-    "tuple_to_items",
-]
+__all__: list[str] = []
 
 JSONSchema = dict[str, Any]
 

@@ -20,7 +20,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from .._types import Confirmation
 
-__all__ = ["ask_by_retry", "ask_now", "can_ask", "retry_answer", "uses_retry"]
+__all__: list[str] = []
 
 #: The key of the elicitation in an ``InputRequiredResult``.
 _KEY = "confirm"

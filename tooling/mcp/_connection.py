@@ -33,7 +33,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from ._transports import HttpServer, StdioServer, WatchedStream, open_transport
 
-__all__ = ["Connection", "ConnectionLost", "SessionExpired"]
+__all__: list[str] = []
 
 logger = logging.getLogger("tooling")
 

@@ -22,7 +22,7 @@ from pydantic_core import to_json
 from .._errors import ToolError
 from .._types import Blob, FileRef, ToolResponse
 
-__all__ = ["error_from_result", "response_from_result", "to_call_result"]
+__all__: list[str] = []
 
 
 def _text(body: dict[str, Any]) -> str:

@@ -15,7 +15,7 @@ from .._tracing import continued_trace, trace_carrier
 if TYPE_CHECKING:
     from mcp_types import RequestParamsMeta
 
-__all__ = ["call_meta", "serving_call"]
+__all__: list[str] = []
 
 
 def call_meta() -> RequestParamsMeta | None:

@@ -14,10 +14,10 @@ import sys
 from typing import Any
 
 from .._base import BaseTool, BaseToolset
-from ..cli import CliError, discover_tools, load_target
+from .._discovery import CliError, discover_tools, load_target
 from ._server import McpServer, Transport
 
-__all__ = ["parse_address", "serve"]
+__all__: list[str] = []
 
 DEFAULT_HOST = "127.0.0.1"
 

@@ -19,7 +19,10 @@ if TYPE_CHECKING:
     from mcp.shared._stream_protocols import ReadStream
     from mcp.shared.message import SessionMessage
 
-__all__ = ["HttpServer", "StdioServer", "WatchedStream", "open_transport"]
+__all__ = [
+    "HttpServer",
+    "StdioServer",
+]
 
 
 @dataclass(frozen=True)

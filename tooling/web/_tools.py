@@ -19,10 +19,10 @@ from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from typing import Any
 
 from .._base import BaseTool, BaseToolset
+from .._discovery import PROVIDERS, FoundTool, describe_exception, inspect_tool, tool_flags
 from .._planning import scheduling_of
 from .._scheduler import Scheduler
 from .._types import Blob, Confirmation, FileRef, ToolCall, ToolProgress, ToolResponse
-from ..cli import PROVIDERS, FoundTool, _flags, _inspect_one, describe_exception
 from ._server import EventStream, HttpError, Reply, Request, WebServer
 
 __all__ = ["ToolCatalogue", "add_tool_routes"]
@@ -78,7 +78,7 @@ class ToolCatalogue:
                     warnings.simplefilter("ignore")
                     item.update(
                         description=tool.description,
-                        flags=_flags(tool),
+                        flags=tool_flags(tool),
                         schedule=scheduling_of(tool),
                         parameters=tool.parameters_json_schema,
                     )
@@ -99,7 +99,7 @@ class ToolCatalogue:
                 if (entry.tool is not None)
                 else entry
             )
-            self._reports[key] = _inspect_one(fresh, provider)
+            self._reports[key] = inspect_tool(fresh, provider)
         return self._reports[key]
 
     async def call(self, name: str, body: Mapping[str, Any]) -> AsyncIterator[tuple[str, Any]]:
