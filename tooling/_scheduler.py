@@ -693,6 +693,9 @@ class _Dispatch:
                 code="tool.failed",
             )
         if limit is None:
+            if not tool.streams:  # the common case, one coroutine layer less
+                response = await tool.respond(checked, ctx, runtime=self._runtime(tool))
+                return _settle(call, response, started)
             return await self._produce(tool, call, checked, ctx, started)
         loop = asyncio.get_running_loop()
         deadline = loop.time() + limit
