@@ -418,10 +418,10 @@ class Invocation:
         deferred: list[ToolCall] = []
         waiting_long: set[str] = set()
         for call, final in zip(tool_calls, finals, strict=True):
-            code = final.error.code if final.error is not None else None
-            if code == "tool.confirmation_required":
+            if final.waiting_for is not None:
                 pending.append((call, final))
                 continue
+            code = final.error.code if final.error is not None else None
             if code == "tool.deferred":
                 deferred.append(call)
                 continue

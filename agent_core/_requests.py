@@ -40,7 +40,7 @@ def request_event(
         original = {"id": call.id, "name": call.name, "args": call.args}
         later = [{"id": c.id, "name": c.name, "args": c.args} for c in deferred] if i == 0 else []
         body = final.response
-        if body.get("status") == "credential_required":
+        if final.waiting_for == "credential":
             name = REQUEST_CREDENTIAL
             args: dict[str, Any] = {
                 "originalFunctionCall": original,

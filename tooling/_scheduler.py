@@ -18,7 +18,7 @@ from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import replace
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any, Protocol, cast
+from typing import TYPE_CHECKING, Any, Literal, Protocol, cast
 
 from pydantic_core import to_json
 
@@ -287,10 +287,16 @@ def _error_response(
 class _Pending(Exception):
     """A call ends waiting for the user (confirmation or credential)."""
 
-    def __init__(self, response: dict[str, Any], error: ToolError) -> None:
+    def __init__(
+        self,
+        response: dict[str, Any],
+        error: ToolError,
+        waiting_for: Literal["confirmation", "credential"],
+    ) -> None:
         super().__init__(error.message)
         self.response = response
         self.error = error
+        self.waiting_for = waiting_for
 
 
 class _Dispatch:
@@ -494,6 +500,7 @@ class _Dispatch:
                 response=pending.response,
                 error=pending.error,
                 duration_s=time.perf_counter() - started,
+                waiting_for=pending.waiting_for,
             )
         except ToolError as raised:
             cause = raised.__cause__
@@ -649,6 +656,7 @@ class _Dispatch:
                 f"tool {tool.name!r} waits for the user's confirmation: {hint}",
                 code="tool.confirmation_required",
             ),
+            "confirmation",
         )
 
     def _check_requests(
@@ -672,6 +680,7 @@ class _Dispatch:
                     f"tool {tool.name!r} waits for the user's credential",
                     code="tool.confirmation_required",
                 ),
+                "credential",
             )
 
     async def _execute(

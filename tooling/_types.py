@@ -116,6 +116,9 @@ class ToolResponse:
     ``full_response`` the whole value. ``folded_ids``: when calls with equal arguments to a
     ``read_only`` and ``idempotent`` tool were folded into one run, the ids of all of them
     (the one that ran first), on each of their responses; empty otherwise.
+    ``waiting_for``: ``"confirmation"`` or ``"credential"`` when the call was not run (or
+    not finished) because it waits for the user's answer (``response`` then holds the
+    request, ``error`` has code ``tool.confirmation_required``); None otherwise.
     """
 
     id: str
@@ -128,6 +131,7 @@ class ToolResponse:
     parts: tuple[Blob | FileRef, ...] = ()
     full_response: dict[str, Any] | None = None
     folded_ids: tuple[str, ...] = ()
+    waiting_for: Literal["confirmation", "credential"] | None = None
 
 
 @dataclass(frozen=True, slots=True)

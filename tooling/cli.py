@@ -353,9 +353,7 @@ async def _run_call(
     while True:
         final = await _stream_call(scheduler, tool, call, confirmations, granted)
         request = (
-            final.response.get("confirmation")
-            if final.response.get("status") == "confirmation_required"
-            else None
+            final.response.get("confirmation") if final.waiting_for == "confirmation" else None
         )
         if request is None or call.id in confirmations:
             break

@@ -64,17 +64,15 @@ def mcp_tool(tool: BaseTool) -> types.Tool:
 
 def _pending(response: ToolResponse) -> dict[str, Any] | None:
     """The confirmation request a response carries, when the call waits for one."""
-    if response.error is None or response.error.code != "tool.confirmation_required":
-        return None
-    if response.response.get("status") != "confirmation_required":
-        return None  # a credential request: MCP has no way to ask for one
+    if response.waiting_for != "confirmation":
+        return None  # nothing to ask, or a credential request: MCP has no way to ask for one
     confirmation = response.response.get("confirmation")
     return confirmation if isinstance(confirmation, dict) else None
 
 
 def _unanswered(response: ToolResponse) -> dict[str, Any] | None:
     """What a client that cannot be asked is told about a call waiting for the user."""
-    if response.error is None or response.error.code != "tool.confirmation_required":
+    if response.waiting_for is None or response.error is None:
         return None
     body = response.error.to_response()
     for key in ("confirmation", "credential"):
