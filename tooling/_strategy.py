@@ -1,0 +1,56 @@
+"""How a scheduler runs one turn's calls (``ExecutionStrategy``), and the hooks around each call."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from enum import StrEnum
+from typing import TYPE_CHECKING, Any, Protocol
+
+from ._base import BaseTool
+from ._context import ToolContext
+
+if TYPE_CHECKING:
+    pass
+from ._types import ToolCall
+
+__all__ = ["ExecutionStrategy"]
+
+
+ContextFactory = Callable[[ToolCall], ToolContext]
+
+
+class CallHooks(Protocol):
+    """Callbacks around each call; a non-None return replaces the tool's response dict.
+
+    ``args`` are the call's checked arguments as JSON values (defaults filled in).
+    """
+
+    async def before(
+        self, tool: BaseTool, call: ToolCall, args: dict[str, Any], ctx: ToolContext
+    ) -> dict[str, Any] | None: ...
+
+    async def after(
+        self,
+        tool: BaseTool,
+        call: ToolCall,
+        args: dict[str, Any],
+        ctx: ToolContext,
+        response: dict[str, Any],
+    ) -> dict[str, Any] | None: ...
+
+
+class ExecutionStrategy(StrEnum):
+    """How the calls of one model turn are run.
+
+    ``AUTO``: a call starts when every earlier call it conflicts with has finished. Two
+    calls conflict unless both tools are ``read_only`` and ``concurrency_safe``, or both
+    calls have a conflict key (``conflict_key=``) and the keys differ. So safe reads run
+    together, writes to different keys overlap, writes to one key keep their order, and a
+    call without a key to an unsafe tool is a barrier (it starts after every earlier call
+    finished, and no later call starts before it finished). ``PARALLEL``: all at once,
+    whatever the flags and keys. ``SEQUENTIAL``: one by one, in call order.
+    """
+
+    AUTO = "auto"
+    PARALLEL = "parallel"
+    SEQUENTIAL = "sequential"
