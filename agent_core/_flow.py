@@ -10,7 +10,6 @@ its responses, so a cancelled run never leaves calls without answers in the sess
 from __future__ import annotations
 
 import asyncio
-import inspect
 import logging
 from collections.abc import AsyncGenerator, Coroutine, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -34,7 +33,15 @@ from ._events import Event, EventActions
 from ._history import contents_for
 from ._ids import new_id
 from ._requests import GENERATED_ID_PREFIX, REQUEST_CONFIRMATION, REQUESTS, request_event
-from ._storable import clean, state_problem, storable_event
+from ._storable import state_problem, storable_event
+from ._tool_calls import (
+    ToolCallbacks,
+    maybe_await,
+    merge_actions,
+    refusal,
+    refused_response,
+    response_part,
+)
 from ._tool_context import InvocationToolContext
 from ._tracing import invocation_trace
 from .models.base import LlmRequest, LlmResponse
@@ -161,7 +168,7 @@ class Invocation:
         response: LlmResponse | None = None
         if agent.before_model_callback is not None:
             try:
-                response = await _maybe_await(agent.before_model_callback(callback_ctx, request))
+                response = await maybe_await(agent.before_model_callback(callback_ctx, request))
             except Exception as exc:
                 yield await self._store(self._callback_error(agent, "before_model_callback", exc))
                 raise _Stop from None
@@ -196,7 +203,7 @@ class Invocation:
             )
         if agent.after_model_callback is not None:
             try:
-                replaced = await _maybe_await(agent.after_model_callback(callback_ctx, response))
+                replaced = await maybe_await(agent.after_model_callback(callback_ctx, response))
             except Exception as exc:
                 yield await self._store(self._callback_error(agent, "after_model_callback", exc))
                 raise _Stop from None
@@ -217,7 +224,7 @@ class Invocation:
                 call = part.function_call
                 if not call.id:
                     call.id = new_id(GENERATED_ID_PREFIX.rstrip("-"))
-                error = _refusal(call, tools)
+                error = refusal(call, tools)
                 if error is not None:
                     refused[len(calls)] = error
                 calls.append(call)
@@ -370,7 +377,7 @@ class Invocation:
             expose_errors=config.expose_errors,
             pool=self.runner.pool,
             processes=self.runner.processes if isolated else None,
-            hooks=_ToolCallbacks(agent) if callbacks else None,
+            hooks=ToolCallbacks(agent) if callbacks else None,
         )
         contexts: dict[str, InvocationToolContext] = {}
 
@@ -402,13 +409,13 @@ class Invocation:
                         author=agent.name,
                         invocation_id=self.id,
                         content=Content(
-                            role="user", parts=[_response_part(item, will_continue=True)]
+                            role="user", parts=[response_part(item, will_continue=True)]
                         ),
                         partial=True,
                     )
             run = iter(items.responses)
         finals = [
-            _refused_response(call, refused[i]) if i in refused else next(run)
+            refused_response(call, refused[i]) if i in refused else next(run)
             for i, call in enumerate(tool_calls)
         ]
 
@@ -440,7 +447,7 @@ class Invocation:
                 if problem is not None:
                     # Written straight into the actions, past the state's own check: the
                     # call fails and its writes are dropped, so the session stays storable.
-                    final = _refused_response(
+                    final = refused_response(
                         call,
                         ToolError(
                             f"tool {call.name!r} wrote state that cannot be stored: {problem}",
@@ -448,9 +455,9 @@ class Invocation:
                         ),
                     )
                     ctx = None
-            answered.append(_response_part(final))
+            answered.append(response_part(final))
             if ctx is not None:
-                _merge_actions(actions, ctx)
+                merge_actions(actions, ctx)
 
         events: list[Event] = []
         if model_event is not None:
@@ -609,36 +616,6 @@ class Invocation:
         )
 
 
-class _ToolCallbacks:
-    """An agent's before/after tool callbacks, as the scheduler's hooks."""
-
-    def __init__(self, agent: Agent) -> None:
-        self.agent = agent
-
-    async def before(
-        self, tool: BaseTool, call: ToolCall, args: dict[str, Any], ctx: ToolContext
-    ) -> dict[str, Any] | None:
-        callback = self.agent.before_tool_callback
-        if callback is None:
-            return None
-        replaced: dict[str, Any] | None = await _maybe_await(callback(tool, args, ctx))
-        return replaced
-
-    async def after(
-        self,
-        tool: BaseTool,
-        call: ToolCall,
-        args: dict[str, Any],
-        ctx: ToolContext,
-        response: dict[str, Any],
-    ) -> dict[str, Any] | None:
-        callback = self.agent.after_tool_callback
-        if callback is None:
-            return None
-        replaced: dict[str, Any] | None = await _maybe_await(callback(tool, args, ctx, response))
-        return replaced
-
-
 async def _finish_even_if_cancelled(work: Coroutine[Any, Any, None]) -> None:
     """Run ``work`` to its end even when the caller is cancelled meanwhile, then re-raise.
 
@@ -655,76 +632,3 @@ async def _finish_even_if_cancelled(work: Coroutine[Any, Any, None]) -> None:
             except asyncio.CancelledError:
                 continue
         raise
-
-
-async def _maybe_await(value: Any) -> Any:
-    return await value if inspect.isawaitable(value) else value
-
-
-def _refusal(call: FunctionCall, tools: Mapping[str, BaseTool]) -> ToolError | None:
-    """Why ``call`` cannot run as the model sent it (None: it can); made storable meanwhile.
-
-    A name or arguments holding what JSON text cannot (a lone surrogate, an int past the
-    digit limit) are escaped for the store; a call of a known tool with such arguments,
-    or with arguments that are not an object, is answered ``tool.invalid_arguments``.
-    (An unknown name is left to the scheduler, which answers ``tool.not_found``.)
-    """
-    call.name, _ = clean(call.name)
-    call.args, problem = clean(call.args)
-    if call.name not in tools:
-        return None
-    if not isinstance(call.args, dict):
-        kind = _JSON_KINDS.get(type(call.args), type(call.args).__name__)
-        return ToolError(
-            f"invalid arguments for tool {call.name!r}: they must be a JSON object, not {kind}",
-            code="tool.invalid_arguments",
-            details=[{"loc": [], "msg": "Input should be an object", "type": "model_type"}],
-        )
-    if problem is not None:
-        return ToolError(
-            f"invalid arguments for tool {call.name!r}: they hold {problem}",
-            code="tool.invalid_arguments",
-            details=[{"loc": [], "msg": f"Input holds {problem}", "type": "value_error"}],
-        )
-    return None
-
-
-_JSON_KINDS: dict[type, str] = {
-    list: "an array",
-    tuple: "an array",
-    str: "a string",
-    int: "a number",
-    float: "a number",
-    bool: "a boolean",
-    type(None): "null",
-}
-
-
-def _refused_response(call: ToolCall, error: ToolError) -> ToolResponse:
-    return ToolResponse(id=call.id, name=call.name, response=error.to_response(), error=error)
-
-
-def _response_part(final: ToolResponse, *, will_continue: bool | None = None) -> Part:
-    parts = [
-        Part(inline_data=p) if hasattr(p, "data") else Part(file_data=p)  # type: ignore[arg-type]
-        for p in final.parts
-    ]
-    return Part(
-        function_response=FunctionResponse(
-            id=final.id or None,
-            name=final.name,
-            response=final.response,
-            will_continue=will_continue,
-            parts=parts or None,
-        )
-    )
-
-
-def _merge_actions(into: EventActions, ctx: ToolContext) -> None:
-    done = ctx.actions
-    into.state_delta.update(done.state_delta)
-    into.artifact_delta.update(done.artifact_delta)
-    into.skip_summarization = into.skip_summarization or done.skip_summarization
-    into.escalate = into.escalate or done.escalate
-    if done.transfer_to_agent:
-        into.transfer_to_agent = done.transfer_to_agent
