@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncGenerator, Coroutine, Mapping, Sequence
+from collections.abc import AsyncGenerator, Callable, Coroutine, Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from tooling import (
@@ -48,8 +49,11 @@ from .models.base import LlmRequest, LlmResponse
 from .models.scripted import ScriptExhausted
 
 if TYPE_CHECKING:
-    from ._runner import RunConfig, Runner
-    from .sessions.base import Session
+    from tooling.integration import ProcessPool, WorkerPool
+
+    from ._runner import RunConfig
+    from .services.base import BaseArtifactService, BaseMemoryService
+    from .sessions.base import BaseSessionService, Session
 
 __all__: list[str] = []
 
@@ -60,11 +64,27 @@ class _Stop(Exception):
     """Ends the invocation after the event that explains why was emitted."""
 
 
+@dataclass(frozen=True, slots=True)
+class RunServices:
+    """What an invocation uses of its runner: the root agent, the stores and the pools.
+
+    ``processes`` makes (or returns) the runner's worker processes, only when a tool
+    needs them.
+    """
+
+    agent: Agent
+    session_service: BaseSessionService
+    artifact_service: BaseArtifactService
+    memory_service: BaseMemoryService
+    pool: WorkerPool
+    processes: Callable[[], ProcessPool]
+
+
 class Invocation:
     """Everything one ``run`` needs: the runner's services, the session, the config."""
 
-    def __init__(self, runner: Runner, session: Session, run_config: RunConfig) -> None:
-        self.runner = runner
+    def __init__(self, services: RunServices, session: Session, run_config: RunConfig) -> None:
+        self.services = services
         self.session = session
         self.config = run_config
         self.id = new_id("inv")
@@ -115,7 +135,7 @@ class Invocation:
 
     def _active_agent(self) -> Agent:
         """Who answers: the agent the conversation was last handed to, else the root."""
-        root = self.runner.agent
+        root = self.services.agent
         for event in reversed(self.session.events):
             if event.author == "user":
                 continue
@@ -138,7 +158,7 @@ class Invocation:
         if last.actions.skip_summarization:
             return None
         if last.actions.transfer_to_agent:
-            target = self.runner.agent.find_agent(last.actions.transfer_to_agent)
+            target = self.services.agent.find_agent(last.actions.transfer_to_agent)
             return target if target is not None else None
         if last.actions.escalate and agent.parent_agent is not None:
             return agent.parent_agent
@@ -343,8 +363,8 @@ class Invocation:
             user_id=self.session.user_id,
             session_id=self.session.id,
             state=dict(self.session.state),
-            artifact_service=self.runner.artifact_service,
-            memory_service=self.runner.memory_service,
+            artifact_service=self.services.artifact_service,
+            memory_service=self.services.memory_service,
             function_call_id=call_id,
             auth_responses=auth,
             run_config=self.config,
@@ -375,8 +395,8 @@ class Invocation:
             max_concurrency=config.max_concurrency,
             timeout=config.tool_timeout,
             expose_errors=config.expose_errors,
-            pool=self.runner.pool,
-            processes=self.runner.processes if isolated else None,
+            pool=self.services.pool,
+            processes=self.services.processes() if isolated else None,
             hooks=ToolCallbacks(agent) if callbacks else None,
         )
         contexts: dict[str, InvocationToolContext] = {}
@@ -475,7 +495,7 @@ class Invocation:
             )
             if (
                 actions.transfer_to_agent
-                and self.runner.agent.find_agent(actions.transfer_to_agent) is None
+                and self.services.agent.find_agent(actions.transfer_to_agent) is None
             ):
                 target = actions.transfer_to_agent
                 actions.transfer_to_agent = None
@@ -519,7 +539,7 @@ class Invocation:
             for response in event.get_function_responses():
                 if response.id:
                     answered[response.id] = index
-        agent = self.runner.agent
+        agent = self.services.agent
         calls: list[FunctionCall] = []
         confirmations: dict[str, Confirmation] = {}
         auth: dict[str, dict[str, Any]] = {}
@@ -546,7 +566,7 @@ class Invocation:
 
                 return agent, fail()
             event, request = found
-            agent = self.runner.agent.find_agent(event.author) or agent
+            agent = self.services.agent.find_agent(event.author) or agent
             original = request.args["originalFunctionCall"]
             held = [original, *request.args.get("deferredCalls", [])]
             for item in held:
@@ -580,7 +600,7 @@ class Invocation:
         if event.error_code is not None and self.trace is not None:
             self.trace.error(event)
         if not event.partial:
-            await self.runner.session_service.append_event(self.session, storable_event(event))
+            await self.services.session_service.append_event(self.session, storable_event(event))
         return event
 
     async def _store_all(self, events: list[Event]) -> None:

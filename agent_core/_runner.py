@@ -19,7 +19,7 @@ from ._agent import Agent
 from ._closing import Closing
 from ._content import Content, Part
 from ._events import Event
-from ._flow import Invocation
+from ._flow import Invocation, RunServices
 from .services.base import BaseArtifactService, BaseMemoryService
 from .sessions.base import (
     BaseSessionService,
@@ -143,7 +143,7 @@ class Runner(Closing):
             invocation_id = ""
             try:
                 session = await self._session(user_id, session_id)
-                invocation = Invocation(self, session, config)
+                invocation = Invocation(self._services(), session, config)
                 invocation_id = invocation.id
                 events = invocation.run(message)
                 try:
@@ -160,6 +160,17 @@ class Runner(Closing):
                     error_code=exc.code,
                     error_message=f"the session store failed: {exc}",
                 )
+
+    def _services(self) -> RunServices:
+        """What an invocation uses of this runner."""
+        return RunServices(
+            agent=self.agent,
+            session_service=self.session_service,
+            artifact_service=self.artifact_service,
+            memory_service=self.memory_service,
+            pool=self.pool,
+            processes=lambda: self.processes,
+        )
 
     async def _session(self, user_id: str, session_id: str) -> Session:
         """The session, created when missing (by this run or a concurrent creator)."""

@@ -112,7 +112,7 @@ class InvocationTrace:
 
         span = next((a.span for a in reversed(self._agents) if a.agent.name == event.author), None)
         if span is None:
-            agent = self._invocation.runner.agent.find_agent(event.author)
+            agent = self._invocation.services.agent.find_agent(event.author)
             if agent is None:
                 if not self._agents:
                     return
