@@ -13,6 +13,7 @@ from tooling.integration import error_details_from_validation, input_schema
 from ._agent import Agent
 from ._runner import Runner
 from .sessions.memory import InMemorySessionService
+from .sessions.state import TEMP_PREFIX
 
 __all__ = ["AgentTool"]
 
@@ -87,7 +88,7 @@ class AgentTool(BaseTool):
         if ctx is None:
             ctx = SimpleToolContext(caller="user")
 
-        seed = {k: v for k, v in ctx.state.items() if not k.startswith("temp:")}
+        seed = {k: v for k, v in ctx.state.items() if not k.startswith(TEMP_PREFIX)}
         sessions = InMemorySessionService()
         session = await sessions.create_session(
             app_name=f"agent-tool:{self.name}", user_id=ctx.user_id or "user", state=seed
@@ -125,7 +126,7 @@ class AgentTool(BaseTool):
         )
         if child is not None:
             for key, value in child.state.items():
-                if key.startswith("temp:"):
+                if key.startswith(TEMP_PREFIX):
                     continue
                 if key not in seed or seed[key] != value:
                     ctx.state[key] = value

@@ -47,6 +47,7 @@ from ._tool_context import InvocationToolContext
 from ._tracing import invocation_trace
 from .models.base import LlmRequest, LlmResponse
 from .models.scripted import ScriptExhausted
+from .sessions.state import TEMP_PREFIX
 
 if TYPE_CHECKING:
     from tooling.integration import ProcessPool, WorkerPool
@@ -128,7 +129,7 @@ class Invocation:
                 self.trace.end(exc)
             raise
         finally:
-            for key in [k for k in self.session.state if k.startswith("temp:")]:
+            for key in [k for k in self.session.state if k.startswith(TEMP_PREFIX)]:
                 del self.session.state[key]
             if self.trace is not None:
                 self.trace.end()

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from tooling import (
     BaseTool,
+    Blob,
     ToolCall,
     ToolContext,
     ToolError,
@@ -104,10 +105,7 @@ def refused_response(call: ToolCall, error: ToolError) -> ToolResponse:
 
 
 def response_part(final: ToolResponse, *, will_continue: bool | None = None) -> Part:
-    parts = [
-        Part(inline_data=p) if hasattr(p, "data") else Part(file_data=p)  # type: ignore[arg-type]
-        for p in final.parts
-    ]
+    parts = [Part(inline_data=p) if isinstance(p, Blob) else Part(file_data=p) for p in final.parts]
     return Part(
         function_response=FunctionResponse(
             id=final.id or None,

@@ -868,9 +868,16 @@ def test_resolve_ref_and_names() -> None:
         ops.resolve_ref(root, "https://example.com/schema")
 
 
-def test_strip_keys_deep_keeps_properties_named_like_keys() -> None:
-    schema = {"title": "T", "properties": {"title": {"type": "string", "title": "Title"}}}
-    assert ops.strip_keys_deep(schema, {"title"}) == {"properties": {"title": {"type": "string"}}}
+def test_dropping_titles_keeps_properties_named_title() -> None:
+    schema = {
+        "type": "object",
+        "title": "T",
+        "properties": {"title": {"type": "string", "title": "Title"}},
+    }
+    legacy, _ = gemini.legacy_schema(schema)
+    assert "title" not in legacy
+    assert legacy["properties"]["title"]["type"].lower() == "string"
+    assert "title" not in legacy["properties"]["title"]
 
 
 # -- every exporter, every sample: rules hold and inputs are untouched -------------------

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import contextvars
 import copy
@@ -493,10 +494,8 @@ class FunctionTool(BaseTool, Generic[P, R]):
     async def _in_thread(
         self, call_args: list[Any], call_kwargs: dict[str, Any], executor: Executor | None
     ) -> Any:
-        # Imported here: ``import tooling`` does not pay for asyncio or the worker pool.
-        import asyncio
-
         if executor is None:
+            # Imported here: ``import tooling`` does not start the worker pool's module.
             from ._threads import default_executor
 
             executor = default_executor()

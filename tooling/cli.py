@@ -77,7 +77,7 @@ from ._discovery import (
 from ._errors import ToolError
 from ._function_tool import FunctionTool
 from ._scheduler import Scheduler
-from ._types import Confirmation, ToolCall, ToolProgress, ToolResponse
+from ._types import Blob, Confirmation, ToolCall, ToolProgress, ToolResponse
 
 __all__ = [
     "PROVIDERS",
@@ -369,11 +369,7 @@ async def _run_call(
         confirmations[call.id] = Confirmation(confirmed, str(request.get("fingerprint", "")))
     sys.stdout.write(json.dumps(final.response, indent=2, ensure_ascii=False, default=str) + "\n")
     for index, part in enumerate(final.parts):
-        size = (
-            f", {len(part.data)} bytes"
-            if hasattr(part, "data")
-            else f", {getattr(part, 'uri', '')}"
-        )
+        size = f", {len(part.data)} bytes" if isinstance(part, Blob) else f", {part.uri}"
         sys.stderr.write(f"part {index}: {part.mime_type}{size}\n")
     return EXIT_TOOL_ERROR if final.error is not None else EXIT_OK
 

@@ -123,35 +123,6 @@ def strip_keys(schema: Mapping[str, Any], keys: Iterable[str]) -> JSONSchema:
     return {k: v for k, v in schema.items() if k not in drop}
 
 
-def strip_keys_deep(schema: Any, keys: Iterable[str]) -> Any:
-    """A copy of ``schema`` with ``keys`` removed from every subschema.
-
-    Only keyword positions are touched: a property *named* like a key (``properties:
-    {"title": ...}``) is kept, and values of ``enum``, ``const``, ``default`` and
-    ``examples`` are copied as they are.
-    """
-    drop = frozenset(keys)
-
-    def walk(node: Any) -> Any:
-        if isinstance(node, list):
-            return [walk(item) for item in node]
-        if not isinstance(node, dict):
-            return node
-        out: JSONSchema = {}
-        for key, value in node.items():
-            if key in drop:
-                continue
-            if key in _MAP_OF_SUBSCHEMAS and isinstance(value, dict):
-                out[key] = {name: walk(sub) for name, sub in value.items()}
-            elif key in _ONE_SUBSCHEMA or key in _LIST_OF_SUBSCHEMAS:
-                out[key] = walk(value)
-            else:
-                out[key] = copy.deepcopy(value)
-        return out
-
-    return walk(schema)
-
-
 def ref_name(ref: str) -> str | None:
     """``"#/$defs/Name"`` -> ``"Name"``; ``None`` for any other kind of reference."""
     prefix = "#/$defs/"
