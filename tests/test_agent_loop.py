@@ -28,6 +28,7 @@ from agent_core import (
     ScriptedModel,
 )
 from agent_core._requests import GENERATED_ID_PREFIX
+from agent_core._tool_context import InvocationToolContext
 from agent_core.testing import deterministic_ids, normalize_events, run_script
 from tooling import BaseTool, ExecutionStrategy, ToolContext, tool
 
@@ -258,7 +259,7 @@ async def test_run_works_inside_a_running_loop_and_leaves_it_usable() -> None:
     assert len(await stored(runner)) == 6
 
 
-def test_run_propagates_nothing_for_model_errors_and_accepts_content() -> None:
+def test_run_accepts_content_as_the_new_message() -> None:
     model = ScriptedModel(["hi"])
     runner = Runner(Agent("a", model), app_name=APP)
     message = Content(role="user", parts=[Part.from_text("hello")])
@@ -984,7 +985,7 @@ async def test_memory_through_tool_context() -> None:
     assert any("Lisbon" in h["text"] for h in hits)
 
 
-async def test_memory_without_a_service_finds_nothing() -> None:
+async def test_memory_with_nothing_stored_finds_nothing() -> None:
     async def recall(query: str, tool_context: ToolContext) -> int:
         """Search."""
         return len(await tool_context.search_memory(query))
@@ -992,6 +993,20 @@ async def test_memory_without_a_service_finds_nothing() -> None:
     model = ScriptedModel([[call("recall", query="x")], "none"])
     events = await collect(Runner(Agent("a", model, tools=[recall]), app_name=APP), "go")
     assert response_dicts(events[1]) == [{"result": 0}]
+
+
+async def test_memory_without_a_service_finds_nothing() -> None:
+    ctx = InvocationToolContext(
+        app_name=APP,
+        invocation_id="inv",
+        agent_name="a",
+        user_id=USER,
+        session_id=SID,
+        state={},
+        artifact_service=InMemoryArtifactService(),
+        memory_service=None,
+    )
+    assert await ctx.search_memory("anything") == []
 
 
 # -- the event wire shape ----------------------------------------------------------------

@@ -287,7 +287,11 @@ async def test_error_message_and_response_are_json_safe() -> None:
     with pytest.raises(ToolError) as info:
         await echo.run({"a": float("nan"), "zz": {1, 2}})
     response = info.value.to_response()
-    json.dumps(response, allow_nan=False)
+    assert json.loads(json.dumps(response, allow_nan=False)) == response
+    details = {tuple(d["loc"]): d for d in response["error"]["details"]}
+    # The values that are not JSON come back as text, so the error itself is JSON.
+    assert details[("a",)]["type"] == "finite_number" and details[("a",)]["input"] == "nan"
+    assert details[("zz",)]["type"] == "extra_forbidden" and details[("zz",)]["input"] == "{1, 2}"
 
 
 @pytest.mark.parametrize(
@@ -302,7 +306,7 @@ async def test_malformed_json(args: Any) -> None:
     assert err.code == "tool.invalid_arguments"
     assert len(err.details) == 1
     assert err.details[0]["loc"] == []
-    json.dumps(err.to_response())
+    assert json.loads(json.dumps(err.to_response())) == err.to_response()
 
 
 @pytest.mark.parametrize("args", ["[1, 2]", "3", '"text"', "null", "true", b"[]"])
@@ -731,7 +735,7 @@ async def test_results_made_json_safe() -> None:
         "set": [7],
         "nested": [{"deep": ["00000000-0000-0000-0000-000000000001"]}],
     }
-    json.dumps(result, allow_nan=False)
+    assert json.loads(json.dumps(result, allow_nan=False)) == result
 
 
 async def test_model_result_is_the_dict() -> None:
@@ -783,7 +787,7 @@ async def test_non_dicts_wrapped_dicts_as_is(value: Any, expected: dict) -> None
 async def test_non_finite_float_result_is_json_safe() -> None:
     t = tool(name="nan")(lambda: {"a": float("nan"), "b": float("inf")})
     result = await t.run({})
-    json.dumps(result, allow_nan=False)
+    assert result == {"a": None, "b": None}  # what JSON has for them: null
 
 
 async def test_async_result_made_json_safe() -> None:
@@ -829,7 +833,7 @@ async def test_lone_blob_and_list_of_blobs() -> None:
 
     response, parts = await _response_and_parts(one)
     assert parts == (blob,)
-    assert json.dumps(response)
+    assert json.loads(json.dumps(response)) == response
     assert {"part": 0, "mime_type": "text/plain"} in (response, response.get("result"))
 
     response, parts = await _response_and_parts(many)
@@ -1297,7 +1301,7 @@ async def test_invalid_arguments_response_shape() -> None:
             "input": "abc",
         }
     ]
-    json.dumps(response)
+    assert json.loads(json.dumps(response)) == response
 
 
 async def test_failed_response_shape_has_no_details() -> None:

@@ -14,6 +14,7 @@ import subprocess
 import sys
 import textwrap
 import threading
+import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -489,9 +490,12 @@ async def test_leaving_stream_does_not_wait_for_a_hung_sync_generator_cleanup(ga
         finally:
             release.wait(HANG_S)  # cleanup that hangs
 
+    got: list[Any] = []
+
     async def read_one_then_leave() -> None:
         async with Scheduler([steps]).stream([ToolCall("s", "steps", {})]) as items:
-            async for _ in items:
+            async for item in items:
+                got.append(item)
                 # Stop reading until the queue is full and the generator waits at a yield.
                 last = -1
                 while yielded != last:
@@ -500,7 +504,12 @@ async def test_leaving_stream_does_not_wait_for_a_hung_sync_generator_cleanup(ga
                 break
 
     # The hung cleanup would take HANG_S; leaving waits at most the driver's grace period.
-    await asyncio.wait_for(read_one_then_leave(), CLOSE_GRACE_S + 5.0)
+    t0 = time.monotonic()
+    await asyncio.wait_for(read_one_then_leave(), HANG_S)
+    assert time.monotonic() - t0 < CLOSE_GRACE_S + 5.0
+    assert len(got) == 1 and not got[0].final
+    assert 0 < yielded < 100_000  # left mid-stream; the generator never ran to its end
+    assert not release.is_set()  # the cleanup was still hung when we left
 
 
 # -- results that cannot go to the model as they are -----------------------------------------
@@ -603,7 +612,9 @@ async def test_unserializable_result_is_a_failure_for_that_call_alone(sync):
     )
     assert [code(r) for r in responses] == ["tool.failed", None]
     assert responses[0].response["status"] == "error"
-    json.dumps(responses[0].response)  # the error itself is JSON
+    told = responses[0].response
+    assert json.loads(json.dumps(told)) == told  # the error itself is JSON
+    assert told["error"]["code"] == "tool.failed"
     assert responses[0].exception is not None
 
 
