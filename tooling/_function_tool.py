@@ -563,7 +563,7 @@ def _without_rejected_nulls(
     Only tried after a failure that involved a null, so valid calls pay nothing. Gives
     the model, or the errors to report.
     """
-    from ._schema import drop_default_nulls  # only on the failure path
+    from ._schema_ops import drop_default_nulls  # only on the failure path
 
     if not any(e.get("input", 0) is None for e in errors):
         return None, errors

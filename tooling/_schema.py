@@ -11,47 +11,10 @@ from pydantic.errors import PydanticSchemaGenerationError
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
 from pydantic_core import core_schema
 
+from ._schema_ops import is_object_schema, strip_titles
 from ._types import Blob, FileRef
 
 __all__: list[str] = []
-
-# Keywords whose value is a schema, a list of schemas, or a name -> schema mapping. Only
-# these are walked, so a property that happens to be called "title" is kept.
-_SCHEMA_KEYS = frozenset(
-    {
-        "items",
-        "additionalProperties",
-        "not",
-        "if",
-        "then",
-        "else",
-        "contains",
-        "propertyNames",
-        "unevaluatedItems",
-        "unevaluatedProperties",
-        "contentSchema",
-    }
-)
-_SCHEMA_LIST_KEYS = frozenset({"anyOf", "oneOf", "allOf", "prefixItems"})
-_SCHEMA_MAP_KEYS = frozenset({"properties", "patternProperties", "$defs", "dependentSchemas"})
-
-
-def strip_titles(schema: dict[str, Any]) -> dict[str, Any]:
-    """Remove every ``title`` keyword, in place, and return ``schema``."""
-    schema.pop("title", None)
-    for key, value in schema.items():
-        if key in _SCHEMA_KEYS:
-            if isinstance(value, dict):
-                strip_titles(value)
-        elif key in _SCHEMA_LIST_KEYS:
-            for item in value:
-                if isinstance(item, dict):
-                    strip_titles(item)
-        elif key in _SCHEMA_MAP_KEYS:
-            for item in value.values():
-                if isinstance(item, dict):
-                    strip_titles(item)
-    return schema
 
 
 class _ArgsSchemaGenerator(GenerateJsonSchema):
@@ -139,11 +102,11 @@ def _response_schema(annotation: Any) -> dict[str, Any]:
         adapter.json_schema(mode="serialization", schema_generator=_ResponseSchemaGenerator)
     )
     defs = schema.pop("$defs", None)
-    if _is_object(schema, defs):
+    if is_object_schema(schema, defs):
         out = schema
-    elif "anyOf" in schema and any(_is_object(s, defs) for s in schema["anyOf"]):
-        objects = [s for s in schema["anyOf"] if _is_object(s, defs)]
-        others = [s for s in schema["anyOf"] if not _is_object(s, defs)]
+    elif "anyOf" in schema and any(is_object_schema(s, defs) for s in schema["anyOf"]):
+        objects = [s for s in schema["anyOf"] if is_object_schema(s, defs)]
+        others = [s for s in schema["anyOf"] if not is_object_schema(s, defs)]
         out = {"anyOf": [*objects, _wrap(others[0] if len(others) == 1 else {"anyOf": others})]}
     else:
         out = _wrap(schema)
@@ -209,103 +172,3 @@ class _ResponseSchemaGenerator(GenerateJsonSchema):
 
 def _wrap(schema: dict[str, Any]) -> dict[str, Any]:
     return {"type": "object", "properties": {"result": schema}, "required": ["result"]}
-
-
-def _is_object(schema: dict[str, Any], defs: dict[str, Any] | None) -> bool:
-    ref = schema.get("$ref")
-    if isinstance(ref, str) and defs and ref.startswith("#/$defs/"):
-        return _is_object(defs.get(ref.removeprefix("#/$defs/"), {}), defs)
-    if "anyOf" in schema:
-        return all(_is_object(s, defs) for s in schema["anyOf"])
-    return schema.get("type") == "object"
-
-
-def drop_default_nulls(schema: dict[str, Any], data: Any) -> bool:
-    """Remove, in place, each ``null`` in ``data`` sent for an object property that may be
-    left out (not ``required``: it has a default) and whose schema does not admit null.
-
-    That is what a strict-mode model sends for an argument it leaves out, at any depth.
-    Guided by the parameters ``schema``, not by error locations: a null for an entry of an
-    open mapping (``dict[str, int]``) or for a required field is never removed, and a null
-    for a field typed as a union is found like any other. Returns whether any was removed.
-    """
-    defs = schema.get("$defs")
-    return _drop_nulls(schema, data, defs if isinstance(defs, dict) else {})
-
-
-def _drop_nulls(schema: Any, data: Any, defs: dict[str, Any]) -> bool:
-    changed = False
-    branches = _branches(schema, defs)
-    if isinstance(data, dict):
-        objects = [b for b in branches if "properties" in b or "additionalProperties" in b]
-        for key in list(data):
-            subs = []
-            removable = False
-            for branch in objects:
-                props = branch.get("properties")
-                if isinstance(props, dict) and key in props:
-                    subs.append(props[key])
-                    removable = removable or (
-                        data[key] is None
-                        and key not in branch.get("required", ())
-                        and not _admits_null(props[key], defs)
-                    )
-                elif isinstance(branch.get("additionalProperties"), dict):
-                    subs.append(branch["additionalProperties"])
-            if removable:
-                del data[key]
-                changed = True
-            else:
-                for sub in subs:
-                    changed = _drop_nulls(sub, data[key], defs) or changed
-    elif isinstance(data, list):
-        arrays = [b for b in branches if "items" in b or "prefixItems" in b]
-        for i, item in enumerate(data):
-            for branch in arrays:
-                prefix = branch.get("prefixItems")
-                positional = isinstance(prefix, list) and i < len(prefix)
-                sub = prefix[i] if positional else branch.get("items")  # type: ignore[index]
-                if isinstance(sub, dict):
-                    changed = _drop_nulls(sub, item, defs) or changed
-    return changed
-
-
-def _branches(schema: Any, defs: dict[str, Any]) -> list[dict[str, Any]]:
-    """The alternatives ``schema`` allows, with ``$ref`` resolved and ``anyOf``/``oneOf``/
-    ``allOf`` flattened (a loose reading: enough to find objects, arrays and null)."""
-    out: list[dict[str, Any]] = []
-    seen: set[int] = set()
-    stack = [schema]
-    while stack:
-        node = stack.pop()
-        if not isinstance(node, dict) or id(node) in seen:
-            continue
-        seen.add(id(node))
-        ref = node.get("$ref")
-        if isinstance(ref, str) and ref.startswith("#/$defs/"):
-            stack.append(defs.get(ref.removeprefix("#/$defs/")))
-        combined = False
-        for key in ("anyOf", "oneOf", "allOf"):
-            if isinstance(node.get(key), list):
-                stack.extend(node[key])
-                combined = True
-        if not combined and ref is None:
-            out.append(node)
-    return out
-
-
-_TYPE_FREE = frozenset({"description", "default", "examples", "title", "deprecated"})
-
-
-def _admits_null(schema: Any, defs: dict[str, Any]) -> bool:
-    for branch in _branches(schema, defs):
-        kind = branch.get("type")
-        if kind == "null" or (isinstance(kind, list) and "null" in kind):
-            return True
-        if "const" in branch and branch["const"] is None:
-            return True
-        if None in (branch.get("enum") or ()):
-            return True
-        if kind is None and set(branch) <= _TYPE_FREE:  # Any
-            return True
-    return False

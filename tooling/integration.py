@@ -88,7 +88,7 @@ __all__ = [
 
 def input_schema(model: Any) -> dict[str, Any]:
     """The JSON Schema of a pydantic model, without titles, as tool parameters are given."""
-    from ._schema import strip_titles
+    from ._schema_ops import strip_titles
 
     return strip_titles(model.model_json_schema())
 

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from .. import _schema_ops as ops
 from .._types import Diagnostic
-from . import _schema_ops as ops
 
 if TYPE_CHECKING:
     from .._base import BaseTool

@@ -66,9 +66,9 @@ import json
 import math
 from typing import TYPE_CHECKING, Any, Final, TypeGuard
 
+from .. import _schema_ops as ops
+from .._schema_ops import JSONSchema
 from .._types import Diagnostic
-from . import _schema_ops as ops
-from ._schema_ops import JSONSchema
 
 if TYPE_CHECKING:
     from google.genai import types as genai_types

@@ -23,9 +23,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from .. import _schema_ops as ops
+from .._schema_ops import JSONSchema
 from .._types import Diagnostic
-from . import _schema_ops as ops
-from ._schema_ops import JSONSchema
 
 if TYPE_CHECKING:
     from .._base import BaseTool

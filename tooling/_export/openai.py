@@ -61,9 +61,9 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any, Final
 
+from .. import _schema_ops as ops
+from .._schema_ops import MISSING, JSONSchema
 from .._types import Diagnostic
-from . import _schema_ops as ops
-from ._schema_ops import MISSING, JSONSchema
 
 if TYPE_CHECKING:
     from .._base import BaseTool

@@ -1,7 +1,11 @@
-"""Pure JSON-schema transforms shared by the exporters.
+"""The JSON Schema operations of the project, each small and named: the spec's (titles,
+response shapes, nulls that mean "the default") and the exporters' (references,
+nullability, lossy rewrites).
 
-Every function here reads its input and returns new values: the schemas a tool hands to
-an exporter are shared and cached, so nothing in this module mutates an argument.
+Every function here reads its input and returns new values (the schemas a tool hands to
+an exporter are shared and cached), except the two that say they work in place:
+``strip_titles`` (on a schema before it is shared) and ``drop_default_nulls`` (on a call's
+arguments).
 Schemas are JSON Schema draft 2020-12 as pydantic produces them (``$defs`` at the root,
 ``$ref: "#/$defs/Name"``).
 """
@@ -14,7 +18,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, Final
 from urllib.parse import unquote
 
-from .._types import Diagnostic
+from ._types import Diagnostic
 
 __all__: list[str] = []
 
@@ -70,6 +74,7 @@ _ONE_SUBSCHEMA: Final = (
     "propertyNames",
     "unevaluatedItems",
     "unevaluatedProperties",
+    "contentSchema",
 )
 _LIST_OF_SUBSCHEMAS: Final = ("anyOf", "oneOf", "allOf", "prefixItems")
 _MAP_OF_SUBSCHEMAS: Final = (
@@ -387,3 +392,133 @@ class LossRecorder:
         self.diagnostics.append(
             Diagnostic(level="warning", code="export.lossy", message=message, parameter=parameter)
         )
+
+
+def strip_titles(schema: dict[str, Any]) -> dict[str, Any]:
+    """Remove every ``title`` keyword, in place, and return ``schema``.
+
+    Only subschema keywords are walked, so a property that happens to be called "title"
+    is kept. (With :func:`drop_default_nulls`, one of the two operations here that change
+    what they are given: this one runs on schemas before they are shared.)
+    """
+    schema.pop("title", None)
+    for key, value in schema.items():
+        if key in _ONE_SUBSCHEMA:
+            if isinstance(value, dict):
+                strip_titles(value)
+        elif key in _LIST_OF_SUBSCHEMAS:
+            for item in value if isinstance(value, list) else ():
+                if isinstance(item, dict):
+                    strip_titles(item)
+        elif key in _MAP_OF_SUBSCHEMAS:
+            for item in value.values() if isinstance(value, dict) else ():
+                if isinstance(item, dict):
+                    strip_titles(item)
+    return schema
+
+
+def is_object_schema(schema: dict[str, Any], defs: dict[str, Any] | None) -> bool:
+    """Whether every value ``schema`` allows is an object (``$ref`` followed, each
+    ``anyOf`` branch an object): a response of this shape is sent as it is."""
+    ref = schema.get("$ref")
+    name = ref_name(ref) if isinstance(ref, str) else None
+    if name is not None and defs:
+        return is_object_schema(defs.get(name, {}), defs)
+    if "anyOf" in schema:
+        return all(is_object_schema(s, defs) for s in schema["anyOf"])
+    return schema.get("type") == "object"
+
+
+def drop_default_nulls(schema: dict[str, Any], data: Any) -> bool:
+    """Remove, in place, each ``null`` in ``data`` sent for an object property that may be
+    left out (not ``required``: it has a default) and whose schema does not admit null.
+
+    That is what a strict-mode model sends for an argument it leaves out, at any depth.
+    Guided by the parameters ``schema``, not by error locations: a null for an entry of an
+    open mapping (``dict[str, int]``) or for a required field is never removed, and a null
+    for a field typed as a union is found like any other. Returns whether any was removed.
+    """
+    defs = schema.get("$defs")
+    return _drop_nulls(schema, data, defs if isinstance(defs, dict) else {})
+
+
+def _drop_nulls(schema: Any, data: Any, defs: dict[str, Any]) -> bool:
+    changed = False
+    alternatives = branches(schema, defs)
+    if isinstance(data, dict):
+        objects = [b for b in alternatives if "properties" in b or "additionalProperties" in b]
+        for key in list(data):
+            subs = []
+            removable = False
+            for branch in objects:
+                props = branch.get("properties")
+                if isinstance(props, dict) and key in props:
+                    subs.append(props[key])
+                    removable = removable or (
+                        data[key] is None
+                        and key not in branch.get("required", ())
+                        and not may_admit_null(props[key], defs)
+                    )
+                elif isinstance(branch.get("additionalProperties"), dict):
+                    subs.append(branch["additionalProperties"])
+            if removable:
+                del data[key]
+                changed = True
+            else:
+                for sub in subs:
+                    changed = _drop_nulls(sub, data[key], defs) or changed
+    elif isinstance(data, list):
+        arrays = [b for b in alternatives if "items" in b or "prefixItems" in b]
+        for i, item in enumerate(data):
+            for branch in arrays:
+                prefix = branch.get("prefixItems")
+                positional = isinstance(prefix, list) and i < len(prefix)
+                sub = prefix[i] if positional else branch.get("items")  # type: ignore[index]
+                if isinstance(sub, dict):
+                    changed = _drop_nulls(sub, item, defs) or changed
+    return changed
+
+
+def branches(schema: Any, defs: dict[str, Any]) -> list[dict[str, Any]]:
+    """The alternatives ``schema`` allows, with ``$ref`` resolved and ``anyOf``/``oneOf``/
+    ``allOf`` flattened (a loose reading: enough to find objects, arrays and null)."""
+    out: list[dict[str, Any]] = []
+    seen: set[int] = set()
+    stack = [schema]
+    while stack:
+        node = stack.pop()
+        if not isinstance(node, dict) or id(node) in seen:
+            continue
+        seen.add(id(node))
+        ref = node.get("$ref")
+        name = ref_name(ref) if isinstance(ref, str) else None
+        if name is not None:
+            stack.append(defs.get(name))
+        combined = False
+        for key in ("anyOf", "oneOf", "allOf"):
+            if isinstance(node.get(key), list):
+                stack.extend(node[key])
+                combined = True
+        if not combined and ref is None:
+            out.append(node)
+    return out
+
+
+_TYPE_FREE = frozenset({"description", "default", "examples", "title", "deprecated"})
+
+
+def may_admit_null(schema: Any, defs: dict[str, Any]) -> bool:
+    """Whether some branch of ``schema`` might take ``null`` (an untyped branch is "any
+    value"): a null sent for it is never taken for "use the default". Looser than
+    :func:`admits_null`, which says whether null is certainly valid."""
+    for branch in branches(schema, defs):
+        kind = branch.get("type")
+        if kind == "null" or (isinstance(kind, list) and "null" in kind):
+            return True
+        if "const" in branch and branch["const"] is None:
+            return True
+        if None in (branch.get("enum") or ()):
+            return True
+        if kind is None and set(branch) <= _TYPE_FREE:  # Any
+            return True
+    return False
