@@ -92,3 +92,14 @@ def artifact_service(where: str | None) -> BaseArtifactService | None:
     if "://" in where:
         return artifact_service_from_url(where)
     return SqliteArtifactService(where)
+
+
+def use_replay(root: Agent, module: ModuleType, replay: Path) -> list[ReplayPrompt]:
+    """Make a ``ScriptedModel`` playing ``replay`` the model of every agent ``root``
+    reaches, put the folder's ``REPLAY_ENV`` in the environment; the replay's prompts."""
+    scripted, prompts = read_replay(replay)
+    for agent in root.reachable():
+        agent._model = scripted
+    env = getattr(module, "REPLAY_ENV", None) or {}
+    os.environ.update({str(k): str(v) for k, v in dict(env).items()})
+    return prompts

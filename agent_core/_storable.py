@@ -11,11 +11,12 @@ and :func:`storable_event` is the last guard before any event is stored.
 from __future__ import annotations
 
 import logging
-import math
 import sys
 from typing import Any
 
 from pydantic_core import to_json
+
+from tooling.integration import state_value_problem
 
 from ._events import Event
 
@@ -95,32 +96,10 @@ def state_problem(delta: dict[str, Any]) -> str | None:
     ``actions.state_delta`` directly).
     """
     for key, value in delta.items():
-        problem = _state_value_problem(key, 0) or _state_value_problem(value, 0)
+        problem = state_value_problem(key) or state_value_problem(value)
         if problem is not None:
             return f"state[{key!r}] holds {problem}"
     return None
-
-
-def _state_value_problem(value: Any, depth: int) -> str | None:
-    if value is None or isinstance(value, bool | str | int):
-        return clean(value)[1]
-    if isinstance(value, float):
-        return None if math.isfinite(value) else f"{value!r} (not a JSON number)"
-    if depth > 200:
-        return "a value nested too deep (or cyclic)"
-    if isinstance(value, list):
-        return next(
-            (p for p in (_state_value_problem(v, depth + 1) for v in value) if p is not None), None
-        )
-    if isinstance(value, dict):
-        for key, item in value.items():
-            if not isinstance(key, str):
-                return f"a dict key of type {type(key).__name__} (keys must be str)"
-            problem = _state_value_problem(key, depth + 1) or _state_value_problem(item, depth + 1)
-            if problem is not None:
-                return problem
-        return None
-    return f"a {type(value).__name__} (not JSON)"
 
 
 def _utf8(text: str) -> bool:

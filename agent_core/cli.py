@@ -85,6 +85,7 @@ from ._cli_support import (
     read_replay,
     root_agent,
     session_service,
+    use_replay,
 )
 from ._closing import Closing
 from ._content import Content, FunctionCall, Part
@@ -450,11 +451,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         else:
             out.note(f"live run: the agents use their own models ({'/'.join(variables)} is set)")
     else:
-        scripted, prompts = read_replay(replay)
-        for agent in root.reachable():
-            agent._model = scripted
-        env = getattr(module, "REPLAY_ENV", None) or {}
-        os.environ.update({str(k): str(v) for k, v in dict(env).items()})
+        prompts = use_replay(root, module, replay)
         why = "--replay given" if args.replay is not None else f"no {variables[0]}"
         out.note(
             f"replaying {replay} with a ScriptedModel ({why}): no model is called; the "

@@ -64,6 +64,7 @@ SURFACE: dict[str, list[str]] = {
         "one_line",
         "pick_version",
         "run_cli",
+        "state_value_problem",
         "trace_carrier",
         "tracer",
     ],

@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic_core import PydanticSerializationError, to_json
 
-__all__: list[str] = []
+__all__ = ["state_value_problem"]
 
 #: An int of at most this many bits has at most 4,215 digits: under the digit limit
 #: Python ships with (4,300), so it needs no closer look.

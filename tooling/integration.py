@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from ._context import artifact_blob, auth_config_key, pick_version
 from ._errors import error_details_from_validation
+from ._jsonsafe import state_value_problem
 from ._threads import WorkerPool
 from ._tracing import (
     CAPTURE_KEY,
@@ -81,6 +82,7 @@ __all__ = [
     "one_line",
     "pick_version",
     "run_cli",
+    "state_value_problem",
     "trace_carrier",
     "tracer",
 ]

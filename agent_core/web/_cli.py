@@ -12,9 +12,9 @@ from tooling.web import wait_until_interrupted
 from .._cli_support import (
     agent_key_variables,
     artifact_service,
-    read_replay,
     root_agent,
     session_service,
+    use_replay,
 )
 from .._runner import Runner
 from ..services.base import BaseArtifactService
@@ -43,11 +43,7 @@ def _app(
     replayed: str | None = None
     live = any(os.environ.get(v) for v in agent_key_variables(root))
     if not live and replay.is_file():
-        scripted, _ = read_replay(replay)
-        for agent in root.reachable():
-            agent._model = scripted
-        env = getattr(module, "REPLAY_ENV", None) or {}
-        os.environ.update({str(k): str(v) for k, v in dict(env).items()})
+        use_replay(root, module, replay)
         replayed = str(replay)
     runner = Runner(
         root,
