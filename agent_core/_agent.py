@@ -14,7 +14,7 @@ from tooling import BaseTool, BaseToolset, ExecutionStrategy, FunctionTool, Tool
 from .models.base import BaseLlm, LlmRequest, LlmResponse
 
 if TYPE_CHECKING:
-    from ._tool_context import InvocationToolContext
+    from ._invocation.tool_context import InvocationToolContext
 
 __all__ = ["Agent"]
 

@@ -9,7 +9,6 @@ import logging
 import queue
 import threading
 from collections.abc import AsyncGenerator, Generator
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from tooling import BaseToolset
@@ -17,9 +16,10 @@ from tooling.integration import WorkerPool
 
 from ._agent import Agent
 from ._closing import Closing
+from ._config import RunConfig
 from ._content import Content, Part
 from ._events import Event
-from ._flow import Invocation, RunServices
+from ._invocation.loop import Invocation, RunServices
 from .services.base import BaseArtifactService, BaseMemoryService
 from .sessions.base import (
     BaseSessionService,
@@ -35,30 +35,6 @@ if TYPE_CHECKING:
 __all__ = ["RunConfig", "Runner"]
 
 logger = logging.getLogger("agent_core")
-
-
-@dataclass(frozen=True, slots=True)
-class RunConfig:
-    """Settings of one run.
-
-    ``max_model_calls`` ends a runaway loop with an error event; ``tool_timeout``,
-    ``max_concurrency``, ``expose_errors`` and ``granted_scopes`` go to the scheduler;
-    ``stream=True`` yields partial text events from a streaming model (only the
-    aggregated event is stored). ``session_lock_timeout`` is how long, in seconds, a run
-    waits for its session's lease (another run on the session holds it) before it ends
-    with a ``session.busy`` error event. ``trace_content=True`` records prompts,
-    arguments and results in the run's OpenTelemetry spans (as
-    ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true`` does for every run).
-    """
-
-    max_model_calls: int = 25
-    tool_timeout: float | None = None
-    max_concurrency: int | None = None
-    expose_errors: bool = False
-    granted_scopes: frozenset[str] = frozenset()
-    stream: bool = False
-    session_lock_timeout: float = 30.0
-    trace_content: bool = False
 
 
 _DONE = object()

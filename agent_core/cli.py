@@ -90,7 +90,7 @@ from ._cli_support import (
 from ._closing import Closing
 from ._content import Content, FunctionCall, Part
 from ._events import Event
-from ._requests import REQUEST_CONFIRMATION, REQUESTS
+from ._invocation.requests import REQUEST_CONFIRMATION, REQUESTS
 from ._runner import RunConfig, Runner
 from .models._names import model_from_name
 from .models.scripted import ReplayPrompt, replay_message

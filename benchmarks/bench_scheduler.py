@@ -237,7 +237,7 @@ def bench_overhead(cfg: Config) -> str:
             " baseline: the same tools' run() gathered.",
             "sync rows run on worker threads (wall clock): ours on the scheduler's pool (64"
             " threads), baseline on tool.run()'s process-wide pool"
-            f" ({tooling._threads.default_executor().max_threads} threads); the last column"
+            f" ({tooling._workers.threads.default_executor().max_threads} threads); the last column"
             " gathers tool.respond(..., runtime=ToolRuntime(scheduler.pool)) instead, to"
             " separate the pool's share from the scheduler's.",
             "the plain-flags row is informative: AUTO treats those calls as barriers and runs"

@@ -53,7 +53,7 @@ from pydantic import create_model, validate_call
 
 import tooling
 from tooling import tool
-from tooling._threads import default_executor
+from tooling._workers.threads import default_executor
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -398,7 +398,7 @@ def bench_thread(cfg: Config, run_res: dict[str, float]) -> str:
         rows,
         [
             "thread rows: baseline = await loop.run_in_executor("
-            "tooling._threads.default_executor(),"
+            "tooling._workers.threads.default_executor(),"
             " partial(f, **args)); the difference is what run() adds around the hop.",
             "last rows repeat section 4's inline/async ratios vs validate_call (baseline column).",
         ],

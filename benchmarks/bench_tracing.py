@@ -234,7 +234,7 @@ def bench_imports(runs: int) -> str:
     loaded_installed = json.loads(_python(probe, block_otel=False).splitlines()[-1])
     loaded_blocked = json.loads(_python(probe, block_otel=True).splitlines()[-1])
     _python("import agent_core", block_otel=True)  # warm: .pyc files
-    self_us: dict[str, list[int]] = {"tooling._tracing": [], "agent_core._tracing": []}
+    self_us: dict[str, list[int]] = {"tooling._tracing": [], "agent_core._invocation.tracing": []}
     total_us: dict[str, list[int]] = {"tooling": [], "agent_core": []}
     for _ in range(runs):
         out = _python("import agent_core\nfrom agent_core import Runner", True, "-X", "importtime")
@@ -251,7 +251,7 @@ def bench_imports(runs: int) -> str:
     def med(xs: list[int]) -> float:
         return sorted(xs)[len(xs) // 2] * 1000.0 if xs else 0.0
 
-    added = med(self_us["tooling._tracing"]) + med(self_us["agent_core._tracing"])
+    added = med(self_us["tooling._tracing"]) + med(self_us["agent_core._invocation.tracing"])
     whole = med(total_us["agent_core"])
     rows = [
         [
@@ -268,7 +268,7 @@ def bench_imports(runs: int) -> str:
             "",
         ],
         [
-            "  of which tooling._tracing + agent_core._tracing",
+            "  of which tooling._tracing + agent_core._invocation.tracing",
             f"{fmt_ns(added)} ({added / whole:.2%})" if whole else "n/a",
             "",
             "",

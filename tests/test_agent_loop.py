@@ -27,8 +27,8 @@ from agent_core import (
     Runner,
     ScriptedModel,
 )
-from agent_core._requests import GENERATED_ID_PREFIX
-from agent_core._tool_context import InvocationToolContext
+from agent_core._invocation.requests import GENERATED_ID_PREFIX
+from agent_core._invocation.tool_context import InvocationToolContext
 from agent_core.testing import deterministic_ids, normalize_events, run_script
 from tooling import BaseTool, ExecutionStrategy, ToolContext, tool
 

@@ -22,7 +22,7 @@ from agent_core import (
     ScriptedModel,
     SqliteSessionService,
 )
-from agent_core._requests import GENERATED_ID_PREFIX
+from agent_core._invocation.requests import GENERATED_ID_PREFIX
 from tooling import Blob, ExecutionStrategy, ToolContext, tool
 
 APP, USER, SID = "app", "u1", "s1"

@@ -726,7 +726,7 @@ def test_default_violating_constraint_raises_on_spec() -> None:
 
 
 def test_spec_is_cached_and_built_once(monkeypatch: pytest.MonkeyPatch) -> None:
-    import tooling._spec as spec_module
+    import tooling._function.spec as spec_module
 
     calls: list[str] = []
     real = spec_module.build_spec
@@ -751,7 +751,7 @@ def test_spec_is_cached_and_built_once(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 async def test_spec_built_once_across_runs(monkeypatch: pytest.MonkeyPatch) -> None:
-    import tooling._spec as spec_module
+    import tooling._function.spec as spec_module
 
     calls: list[str] = []
     real = spec_module.build_spec

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from pydantic import Field
 
 from tooling import FunctionTool, tool
-from tooling._docstrings import parse_docstring
+from tooling._function.docstrings import parse_docstring
 
 LONG_RUNNING_SENTENCE = (
     "This tool runs for a while: once it has answered with a pending status, do not call it "

@@ -31,7 +31,7 @@ from tooling import (
     ToolResponse,
     tool,
 )
-from tooling._processes import KILL_GRACE_S
+from tooling._workers.processes import KILL_GRACE_S
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
 
@@ -350,7 +350,7 @@ async def test_an_agent_run_uses_the_runners_warm_workers_and_keeps_state_writes
 
 
 def test_inspect_says_a_tool_runs_in_a_worker_process():
-    from tooling._planning import scheduling_of
+    from tooling._scheduling.planning import scheduling_of
 
     described = scheduling_of(pt.add)
     assert described["isolation"] == "process"

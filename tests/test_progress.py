@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-import tooling._scheduler as scheduler_module
+import tooling._scheduling.scheduler as scheduler_module
 from tooling import (
     ExecutionStrategy,
     Scheduler,
@@ -30,7 +30,7 @@ from tooling import (
     ToolResponse,
     tool,
 )
-from tooling._progress import ProgressChannel
+from tooling._scheduling.progress import ProgressChannel
 
 TRUNCATED = "[tool progress truncated]"
 CHUNK_LIMIT = 8 * 1024

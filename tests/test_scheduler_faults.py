@@ -31,7 +31,7 @@ from tooling import (
     ToolResponse,
     tool,
 )
-from tooling._sync_generator import CLOSE_GRACE_S
+from tooling._workers.sync_generator import CLOSE_GRACE_S
 
 MAX_RESPONSE_BYTES = 256 * 1024
 PARALLEL = ExecutionStrategy.PARALLEL

@@ -18,7 +18,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tooling import ExecutionStrategy, Scheduler, ToolCall, ToolContext, tool
-from tooling._planning import scheduling_of
+from tooling._scheduling.planning import scheduling_of
 
 AUTO = ExecutionStrategy.AUTO
 PARALLEL = ExecutionStrategy.PARALLEL

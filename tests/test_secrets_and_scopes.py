@@ -24,7 +24,7 @@ from agent_core import (
     Runner,
     ScriptedModel,
 )
-from agent_core._tool_context import InvocationToolContext
+from agent_core._invocation.tool_context import InvocationToolContext
 from tooling import BaseTool, BaseToolset, ReadonlyContext, Scheduler, tool
 
 SECRET = "sk-live-0123456789"

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from ._base import BaseTool, BaseToolset, CheckedArguments, ToolRuntime
 from ._context import ReadonlyContext, SimpleToolContext, ToolActions, ToolContext
 from ._errors import ToolError
-from ._function_tool import FunctionTool, tool
+from ._function.tool import FunctionTool, tool
 from ._types import (
     Blob,
     Confirmation,
@@ -23,7 +23,7 @@ from ._types import (
 )
 
 if TYPE_CHECKING:
-    from ._scheduler import ExecutionStrategy, Scheduler
+    from ._scheduling.scheduler import ExecutionStrategy, Scheduler
 
 __all__ = [
     "BaseTool",
@@ -53,7 +53,7 @@ __all__ = [
 def __getattr__(name: str) -> Any:
     # The scheduler brings asyncio and the worker pool: loaded when first asked for.
     if name in ("Scheduler", "ExecutionStrategy"):
-        from . import _scheduler
+        from ._scheduling import scheduler
 
-        return getattr(_scheduler, name)
+        return getattr(scheduler, name)
     raise AttributeError(f"module 'tooling' has no attribute {name!r}")

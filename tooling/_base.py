@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from google.genai import types as genai_types
 
     from ._context import ReadonlyContext, ToolContext
-    from ._processes import ProcessPool
+    from ._workers.processes import ProcessPool
 
 __all__ = [
     "BaseTool",

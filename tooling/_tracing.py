@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from opentelemetry.trace import Span, Tracer
 
     from ._base import BaseTool
-    from ._planning import CallRecord
+    from ._scheduling.planning import CallRecord
     from ._types import ToolCall, ToolResponse
 
 __all__ = [

@@ -34,10 +34,10 @@ from pydantic_core import from_json, to_json
 
 from ._context import ToolContext
 from ._errors import ToolError
-from ._function_tool import FunctionTool
-from ._parts_wire import encode_parts
+from ._function.tool import FunctionTool
 from ._results import to_response
 from ._types import Blob, MemoryHit, ToolProgress
+from ._workers.parts_json import encode_parts
 
 __all__: list[str] = []
 

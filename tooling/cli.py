@@ -57,8 +57,7 @@ from contextlib import suppress
 from typing import Any, TextIO
 
 from ._base import BaseTool
-from ._cli_support import CliParser, run_cli
-from ._discovery import (
+from ._cli.discovery import (
     EXIT_OK,
     EXIT_TOOL_ERROR,
     PROVIDERS,
@@ -74,9 +73,10 @@ from ._discovery import (
     load_target,
     one_line,
 )
+from ._cli.support import CliParser, run_cli
 from ._errors import ToolError
-from ._function_tool import FunctionTool
-from ._scheduler import Scheduler
+from ._function.tool import FunctionTool
+from ._scheduling.scheduler import Scheduler
 from ._types import Blob, Confirmation, ToolCall, ToolProgress, ToolResponse
 
 __all__ = [

@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING, Any
 from ._context import artifact_blob, auth_config_key, pick_version
 from ._errors import error_details_from_validation
 from ._jsonsafe import state_value_problem
-from ._threads import WorkerPool
 from ._tracing import (
     CAPTURE_KEY,
     capture_content,
@@ -27,10 +26,10 @@ from ._tracing import (
     trace_carrier,
     tracer,
 )
+from ._workers.threads import WorkerPool
 
 if TYPE_CHECKING:
-    from ._cli_support import CliParser, run_cli
-    from ._discovery import (
+    from ._cli.discovery import (
         EXIT_OK,
         EXIT_TOOL_ERROR,
         EXIT_USAGE,
@@ -41,22 +40,23 @@ if TYPE_CHECKING:
         load_target,
         one_line,
     )
-    from ._processes import ProcessPool
+    from ._cli.support import CliParser, run_cli
+    from ._workers.processes import ProcessPool
 
 # Loaded when first asked for: a loop that never runs a command pays nothing for them.
 _LAZY = {
-    "ProcessPool": "_processes",
-    "CliParser": "_cli_support",
-    "run_cli": "_cli_support",
-    "EXIT_OK": "_discovery",
-    "EXIT_TOOL_ERROR": "_discovery",
-    "EXIT_USAGE": "_discovery",
-    "CliError": "_discovery",
-    "FoundTool": "_discovery",
-    "discover_tools": "_discovery",
-    "load_agent_dir": "_discovery",
-    "load_target": "_discovery",
-    "one_line": "_discovery",
+    "ProcessPool": "_workers.processes",
+    "CliParser": "_cli.support",
+    "run_cli": "_cli.support",
+    "EXIT_OK": "_cli.discovery",
+    "EXIT_TOOL_ERROR": "_cli.discovery",
+    "EXIT_USAGE": "_cli.discovery",
+    "CliError": "_cli.discovery",
+    "FoundTool": "_cli.discovery",
+    "discover_tools": "_cli.discovery",
+    "load_agent_dir": "_cli.discovery",
+    "load_target": "_cli.discovery",
+    "one_line": "_cli.discovery",
 }
 
 __all__ = [
@@ -90,7 +90,7 @@ __all__ = [
 
 def input_schema(model: Any) -> dict[str, Any]:
     """The JSON Schema of a pydantic model, without titles, as tool parameters are given."""
-    from ._schema_ops import strip_titles
+    from ._jsonschema import strip_titles
 
     return strip_titles(model.model_json_schema())
 

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from tooling import Blob
 from tooling.integration import pick_version
 
-from .._sqlite import SqliteBacked
+from .._db.sqlite import SqliteBacked
 from .base import BaseArtifactService
 
 if TYPE_CHECKING:

@@ -6,12 +6,12 @@ from typing import TYPE_CHECKING
 
 from tooling import Blob
 
-from .._postgres import PostgresBacked
+from .._db.postgres import PostgresBacked
 from .artifacts import USER_ARTIFACT_PREFIX, _scope
 from .base import BaseArtifactService
 
 if TYPE_CHECKING:
-    from .._postgres import AsyncConnection
+    from .._db.postgres import AsyncConnection
 
 __all__ = ["PostgresArtifactService"]
 

@@ -9,9 +9,9 @@ from collections.abc import AsyncIterator, Iterable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
+from .._db.postgres import PostgresBacked, in_transaction
 from .._events import Event
 from .._ids import new_id, now
-from .._postgres import PostgresBacked, in_transaction
 from .base import BaseSessionService, Session, SessionBusyError, SessionExistsError
 from .lease import busy_message, local_lease
 from .sqlite import _EncodedDelta
@@ -20,7 +20,7 @@ from .state import TEMP_PREFIX, merge_state, without_temp
 if TYPE_CHECKING:
     import psycopg
 
-    from .._postgres import AsyncConnection
+    from .._db.postgres import AsyncConnection
 
     AsyncCursor = psycopg.AsyncCursor[tuple[Any, ...]]
 

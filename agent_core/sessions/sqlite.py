@@ -13,9 +13,9 @@ from collections.abc import AsyncIterator, Iterable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
+from .._db.sqlite import DEFAULT_BUSY_TIMEOUT, SqliteBacked, dump_json
 from .._events import Event
 from .._ids import new_id, now
-from .._sqlite import DEFAULT_BUSY_TIMEOUT, SqliteBacked, dump_json
 from .base import BaseSessionService, Session, SessionBusyError, SessionExistsError
 from .lease import LeaseLostError, busy_message, local_lease, poll_until
 from .state import TEMP_PREFIX, merge_state, split_delta, without_temp

@@ -22,7 +22,7 @@ from tooling.web import EventStream, HttpError, Reply, Request, WebServer
 
 from .._content import Content
 from .._events import Event
-from .._requests import REQUESTS
+from .._invocation.requests import REQUESTS
 from .._runner import RunConfig, Runner
 from ..sessions.base import BaseSessionService, Session
 from ..sessions.memory import InMemorySessionService

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .. import _schema_ops as ops
+from .. import _jsonschema as ops
 from .._types import Diagnostic
 
 if TYPE_CHECKING:

@@ -66,8 +66,8 @@ import json
 import math
 from typing import TYPE_CHECKING, Any, Final, TypeGuard
 
-from .. import _schema_ops as ops
-from .._schema_ops import JSONSchema
+from .. import _jsonschema as ops
+from .._jsonschema import JSONSchema
 from .._types import Diagnostic
 
 if TYPE_CHECKING:

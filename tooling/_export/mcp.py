@@ -23,8 +23,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .. import _schema_ops as ops
-from .._schema_ops import JSONSchema
+from .. import _jsonschema as ops
+from .._jsonschema import JSONSchema
 from .._types import Diagnostic
 
 if TYPE_CHECKING:

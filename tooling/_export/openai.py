@@ -61,8 +61,8 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any, Final
 
-from .. import _schema_ops as ops
-from .._schema_ops import MISSING, JSONSchema
+from .. import _jsonschema as ops
+from .._jsonschema import MISSING, JSONSchema
 from .._types import Diagnostic
 
 if TYPE_CHECKING:

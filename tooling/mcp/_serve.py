@@ -14,7 +14,7 @@ import sys
 from typing import Any
 
 from .._base import BaseTool, BaseToolset
-from .._discovery import CliError, discover_tools, load_target
+from .._cli.discovery import CliError, discover_tools, load_target
 from ._server import McpServer, Transport
 
 __all__: list[str] = []

@@ -29,7 +29,7 @@ from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, Too
 
 from .._base import BaseTool, BaseToolset
 from .._errors import ToolError
-from .._scheduler import ExecutionStrategy, Scheduler
+from .._scheduling.scheduler import ExecutionStrategy, Scheduler
 from .._types import Confirmation, ToolCall, ToolProgress, ToolResponse
 from . import _confirm
 from ._content import to_call_result

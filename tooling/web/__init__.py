@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from .._base import BaseTool
-from .._discovery import FoundTool
+from .._cli.discovery import FoundTool
 from ._server import EventStream, HttpError, Reply, Request, WebServer, is_loopback
 from ._tools import ToolCatalogue, add_tool_routes
 
@@ -67,7 +67,7 @@ def serve_target(obj: object, label: str, *, host: str = "127.0.0.1", port: int 
     Toolsets are listed on the server's own event loop (where their calls will run) and
     closed with the server.
     """
-    from .._discovery import CliError, discover_tools
+    from .._cli.discovery import CliError, discover_tools
 
     server = WebServer(host=host, port=port)
     try:

@@ -19,9 +19,9 @@ from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from typing import Any
 
 from .._base import BaseTool, BaseToolset
-from .._discovery import PROVIDERS, FoundTool, describe_exception, inspect_tool, tool_flags
-from .._planning import scheduling_of
-from .._scheduler import Scheduler
+from .._cli.discovery import PROVIDERS, FoundTool, describe_exception, inspect_tool, tool_flags
+from .._scheduling.planning import scheduling_of
+from .._scheduling.scheduler import Scheduler
 from .._types import Blob, Confirmation, FileRef, ToolCall, ToolProgress, ToolResponse
 from ._server import EventStream, HttpError, Reply, Request, WebServer
 

@@ -15,16 +15,16 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic_core import to_json
 
-from ._errors import ToolError, failure, log_failure
-from ._parts_wire import decode_parts
-from ._processes import WorkerDied, default_process_pool
-from ._types import ToolResponse
+from .._errors import ToolError, failure, log_failure
+from .._types import ToolResponse
+from .parts_json import decode_parts
+from .processes import WorkerDied, default_process_pool
 
 if TYPE_CHECKING:
-    from ._context import ToolContext
-    from ._function_tool import FunctionTool
-    from ._processes import ProcessPool
-    from ._target import ProcessRef
+    from .._context import ToolContext
+    from .._function.target import ProcessRef
+    from .._function.tool import FunctionTool
+    from .processes import ProcessPool
 
 __all__: list[str] = []
 

@@ -21,8 +21,8 @@ from collections import deque
 from collections.abc import AsyncIterator
 from typing import Any
 
-from ._context import PROGRESS_TRUNCATED
-from ._types import ToolProgress, ToolResponse
+from .._context import PROGRESS_TRUNCATED
+from .._types import ToolProgress, ToolResponse
 
 __all__: list[str] = []
 

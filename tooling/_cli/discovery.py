@@ -18,9 +18,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ._base import BaseTool, BaseToolset
-from ._function_tool import FunctionTool
-from ._planning import scheduling_of
+from .._base import BaseTool, BaseToolset
+from .._function.tool import FunctionTool
+from .._scheduling.planning import scheduling_of
 
 __all__: list[str] = []
 

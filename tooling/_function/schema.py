@@ -11,8 +11,8 @@ from pydantic.errors import PydanticSchemaGenerationError
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
 from pydantic_core import core_schema
 
-from ._schema_ops import is_object_schema, strip_titles
-from ._types import Blob, FileRef
+from .._jsonschema import is_object_schema, strip_titles
+from .._types import Blob, FileRef
 
 __all__: list[str] = []
 

@@ -28,14 +28,17 @@ from tooling import (
 )
 from tooling.integration import auth_config_key
 
-from ._agent import Agent
-from ._content import Content, FunctionCall, FunctionResponse, Part
-from ._events import Event, EventActions
-from ._history import contents_for
-from ._ids import new_id
-from ._requests import GENERATED_ID_PREFIX, REQUEST_CONFIRMATION, REQUESTS, request_event
-from ._storable import state_problem, storable_event
-from ._tool_calls import (
+from .._agent import Agent
+from .._content import Content, FunctionCall, FunctionResponse, Part
+from .._events import Event, EventActions
+from .._ids import new_id
+from ..models.base import LlmRequest, LlmResponse
+from ..models.scripted import ScriptExhausted
+from ..sessions.state import TEMP_PREFIX
+from .history import contents_for
+from .requests import GENERATED_ID_PREFIX, REQUEST_CONFIRMATION, REQUESTS, request_event
+from .storable import state_problem, storable_event
+from .tool_calls import (
     ToolCallbacks,
     maybe_await,
     merge_actions,
@@ -43,18 +46,15 @@ from ._tool_calls import (
     refused_response,
     response_part,
 )
-from ._tool_context import InvocationToolContext
-from ._tracing import invocation_trace
-from .models.base import LlmRequest, LlmResponse
-from .models.scripted import ScriptExhausted
-from .sessions.state import TEMP_PREFIX
+from .tool_context import InvocationToolContext
+from .tracing import invocation_trace
 
 if TYPE_CHECKING:
     from tooling.integration import ProcessPool, WorkerPool
 
-    from ._runner import RunConfig
-    from .services.base import BaseArtifactService, BaseMemoryService
-    from .sessions.base import BaseSessionService, Session
+    from .._config import RunConfig
+    from ..services.base import BaseArtifactService, BaseMemoryService
+    from ..sessions.base import BaseSessionService, Session
 
 __all__: list[str] = []
 

@@ -29,10 +29,10 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 
-from ._docstrings import parse_docstring
-from ._schema import parameters_schema, response_schema
-from ._target import CONTEXT_PARAM_NAME, Target
-from ._types import Diagnostic
+from .._types import Diagnostic
+from .docstrings import parse_docstring
+from .schema import parameters_schema, response_schema
+from .target import CONTEXT_PARAM_NAME, Target
 
 __all__: list[str] = []
 
@@ -288,7 +288,7 @@ def _unresolvable_parameter(target: Target) -> str | None:
 def _is_context(name: str, annotation: Any) -> bool:
     if name == CONTEXT_PARAM_NAME:
         return True
-    from ._context import ToolContext
+    from .._context import ToolContext
 
     return isinstance(annotation, type) and issubclass(annotation, ToolContext)
 

@@ -16,23 +16,23 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Literal, cast
 
-from ._base import BaseTool, CheckedArguments, ToolRuntime
-from ._confirmation import confirmation_response, credential_response, fingerprint
-from ._context import SimpleToolContext, ToolContext
-from ._errors import FAILURES, ToolError, log_failure
-from ._planning import CallRecord, Mode, Plan, Segment, plan_dispatch
-from ._progress import CallProgress, ProgressChannel
+from .._base import BaseTool, CheckedArguments, ToolRuntime
+from .._context import SimpleToolContext, ToolContext
+from .._errors import FAILURES, ToolError, log_failure
+from .confirmation import confirmation_response, credential_response, fingerprint
+from .planning import CallRecord, Mode, Plan, Segment, plan_dispatch
+from .progress import CallProgress, ProgressChannel
 
 if TYPE_CHECKING:
     pass
-from ._deadlines import stop_within_grace
-from ._response_size import cut_for_model
-from ._strategy import ContextFactory, ExecutionStrategy
-from ._tracing import dispatch_trace
-from ._types import Confirmation, ToolCall, ToolResponse
+from .._tracing import dispatch_trace
+from .._types import Confirmation, ToolCall, ToolResponse
+from .deadlines import stop_within_grace
+from .response_size import cut_for_model
+from .strategy import ContextFactory, ExecutionStrategy
 
 if TYPE_CHECKING:
-    from ._scheduler import Scheduler
+    from .scheduler import Scheduler
 
 __all__: list[str] = []
 
@@ -480,7 +480,7 @@ class Dispatch:
         if isolated:
             # A process call's clock starts when it has its worker (waiting for one, or
             # starting one, is not running). The task made here inherits the callback.
-            from ._processes import worker_ready
+            from .._workers.processes import worker_ready
 
             def restart_clock() -> None:
                 nonlocal deadline

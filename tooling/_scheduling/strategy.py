@@ -6,12 +6,12 @@ from collections.abc import Callable
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ._base import BaseTool
-from ._context import ToolContext
+from .._base import BaseTool
+from .._context import ToolContext
 
 if TYPE_CHECKING:
     pass
-from ._types import ToolCall
+from .._types import ToolCall
 
 __all__ = ["ExecutionStrategy"]
 

@@ -13,10 +13,10 @@ from typing import Any
 
 from tooling import ToolCall, ToolResponse
 
-from ._agent import Agent
-from ._content import Content, FunctionCall, FunctionResponse, Part
-from ._events import Event, EventActions
-from ._ids import new_id
+from .._agent import Agent
+from .._content import Content, FunctionCall, FunctionResponse, Part
+from .._events import Event, EventActions
+from .._ids import new_id
 
 __all__: list[str] = []
 

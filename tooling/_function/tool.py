@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Generic, ParamSpec, TypeVar, overload
 from pydantic import BaseModel, ValidationError
 from pydantic_core import from_json
 
-from ._base import (
+from .._base import (
     _DEFAULT_RUNTIME,
     BaseTool,
     CheckedArguments,
@@ -26,23 +26,23 @@ from ._base import (
     ToolRuntime,
     validate_tool_name,
 )
-from ._bounds import check_dict_bounds, check_text_bounds
-from ._errors import (
+from .._bounds import check_dict_bounds, check_text_bounds
+from .._errors import (
     FAILURES,
     ToolError,
     error_details_from_validation,
     failure,
     log_failure,
 )
-from ._results import to_response
-from ._target import Isolation, Target, analyze_target, process_reference
-from ._types import Diagnostic, ToolResponse
+from .._results import to_response
+from .._types import Diagnostic, ToolResponse
+from .target import Isolation, Target, analyze_target, process_reference
 
 if TYPE_CHECKING:
     from concurrent.futures import Executor
 
-    from ._context import ToolContext
-    from ._spec import ToolSpec
+    from .._context import ToolContext
+    from .spec import ToolSpec
 
 __all__ = ["FunctionTool", "tool"]
 
@@ -70,7 +70,7 @@ class _SpecCell:
     def build(self) -> ToolSpec:
         with self._lock:
             if self.spec is None:
-                from ._spec import build_spec  # pydantic's model machinery, on first use
+                from .spec import build_spec  # pydantic's model machinery, on first use
 
                 self.spec = build_spec(
                     self.target,
@@ -345,7 +345,7 @@ class FunctionTool(BaseTool, Generic[P, R]):
         spec = self._cell.spec or self._cell.build()
         ctx = self._with_context(spec, ctx)
         if self._process_ref is not None:
-            from ._process_calls import process_updates
+            from .._workers.process_calls import process_updates
 
             in_process = process_updates(
                 self,
@@ -397,8 +397,8 @@ class FunctionTool(BaseTool, Generic[P, R]):
             yield response(last, True)
             return
 
-        from ._sync_generator import SyncGeneratorDriver
-        from ._threads import default_executor
+        from .._workers.sync_generator import SyncGeneratorDriver
+        from .._workers.threads import default_executor
 
         driver = SyncGeneratorDriver(
             self._func,
@@ -430,7 +430,7 @@ class FunctionTool(BaseTool, Generic[P, R]):
         if spec.context_parameter is None:
             return ctx
         if ctx is None:
-            from ._context import SimpleToolContext
+            from .._context import SimpleToolContext
 
             ctx = SimpleToolContext(caller="user")
         ctx.tool_name = self.name
@@ -496,7 +496,7 @@ class FunctionTool(BaseTool, Generic[P, R]):
     ) -> Any:
         if executor is None:
             # Imported here: ``import tooling`` does not start the worker pool's module.
-            from ._threads import default_executor
+            from .._workers.threads import default_executor
 
             executor = default_executor()
         return await asyncio.get_running_loop().run_in_executor(
@@ -563,7 +563,7 @@ def _without_rejected_nulls(
     Only tried after a failure that involved a null, so valid calls pay nothing. Gives
     the model, or the errors to report.
     """
-    from ._schema_ops import drop_default_nulls  # only on the failure path
+    from .._jsonschema import drop_default_nulls  # only on the failure path
 
     if not any(e.get("input", 0) is None for e in errors):
         return None, errors

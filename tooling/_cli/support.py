@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from contextlib import suppress
 from typing import NoReturn
 
-from ._discovery import (
+from .discovery import (
     EXIT_INTERRUPTED,
     EXIT_TOOL_ERROR,
     CliError,

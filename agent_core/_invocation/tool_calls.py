@@ -16,10 +16,10 @@ from tooling import (
     ToolResponse,
 )
 
-from ._agent import Agent
-from ._content import FunctionCall, FunctionResponse, Part
-from ._events import EventActions
-from ._storable import clean
+from .._agent import Agent
+from .._content import FunctionCall, FunctionResponse, Part
+from .._events import EventActions
+from .storable import clean
 
 if TYPE_CHECKING:
     pass

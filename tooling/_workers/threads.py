@@ -17,7 +17,7 @@ from collections.abc import Callable
 from concurrent.futures import Executor, Future
 from typing import Any, TypeVar
 
-from ._errors import PoolSaturated
+from .._errors import PoolSaturated
 
 __all__ = [
     "WorkerPool",

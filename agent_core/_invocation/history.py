@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from ._content import Content, FunctionCall, FunctionResponse, Part
-from ._events import Event
-from ._requests import GENERATED_ID_PREFIX, is_request_traffic, pending_part
+from .._content import Content, FunctionCall, FunctionResponse, Part
+from .._events import Event
+from .requests import GENERATED_ID_PREFIX, is_request_traffic, pending_part
 
 __all__: list[str] = []
 

@@ -18,7 +18,7 @@ from pydantic_core import to_json
 
 from tooling.integration import state_value_problem
 
-from ._events import Event
+from .._events import Event
 
 __all__: list[str] = []
 

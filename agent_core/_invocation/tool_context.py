@@ -8,11 +8,11 @@ from typing import TYPE_CHECKING, Any
 from tooling import Blob, MemoryHit, ToolActions, ToolContext
 from tooling.integration import artifact_blob
 
-from ._storable import clean
-from .services.base import BaseArtifactService, BaseMemoryService
+from ..services.base import BaseArtifactService, BaseMemoryService
+from .storable import clean
 
 if TYPE_CHECKING:
-    from ._runner import RunConfig
+    from .._config import RunConfig
 
 __all__: list[str] = []
 

@@ -26,11 +26,11 @@ if TYPE_CHECKING:
     from opentelemetry.context import Context
     from opentelemetry.trace import Span, Tracer
 
-    from ._agent import Agent
-    from ._content import Content
-    from ._events import Event
-    from ._flow import Invocation
-    from .models.base import LlmRequest, LlmResponse
+    from .._agent import Agent
+    from .._content import Content
+    from .._events import Event
+    from ..models.base import LlmRequest, LlmResponse
+    from .loop import Invocation
 
 __all__: list[str] = []
 

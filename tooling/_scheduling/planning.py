@@ -24,11 +24,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from ._base import BaseTool, CheckedArguments
-from ._errors import ToolError
+from .._base import BaseTool, CheckedArguments
+from .._errors import ToolError
 
 if TYPE_CHECKING:
-    from ._types import ToolCall
+    from .._types import ToolCall
 
 __all__: list[str] = []
 

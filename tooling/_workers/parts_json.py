@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import base64
 
-from ._types import Blob, FileRef
+from .._types import Blob, FileRef
 
 __all__: list[str] = []
 

@@ -13,16 +13,16 @@ from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
-from ._base import BaseTool
-from ._dispatch import Dispatch
-from ._function_tool import FunctionTool
-from ._progress import ProgressChannel
-from ._strategy import CallHooks, ContextFactory, ExecutionStrategy
-from ._threads import WorkerPool
-from ._types import Confirmation, ToolCall, ToolProgress, ToolResponse
+from .._base import BaseTool
+from .._function.tool import FunctionTool
+from .._types import Confirmation, ToolCall, ToolProgress, ToolResponse
+from .._workers.threads import WorkerPool
+from .dispatch import Dispatch
+from .progress import ProgressChannel
+from .strategy import CallHooks, ContextFactory, ExecutionStrategy
 
 if TYPE_CHECKING:
-    from ._processes import ProcessPool
+    from .._workers.processes import ProcessPool
 
 __all__ = [
     "ExecutionStrategy",
@@ -107,7 +107,7 @@ class Scheduler:
         scheduler is closed or garbage collected.
         """
         if self._processes is None:
-            from ._processes import ProcessPool
+            from .._workers.processes import ProcessPool
 
             self._processes = ProcessPool(self.max_processes, name="tooling-scheduler")
             weakref.finalize(self, self._processes.shutdown)

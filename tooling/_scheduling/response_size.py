@@ -6,11 +6,11 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic_core import to_json
 
-from ._errors import ToolError
+from .._errors import ToolError
 
 if TYPE_CHECKING:
     pass
-from ._types import ToolResponse
+from .._types import ToolResponse
 
 __all__: list[str] = []
 

@@ -1,0 +1,1 @@
+"""Database plumbing shared by the stores: SQLite files and PostgreSQL pools."""

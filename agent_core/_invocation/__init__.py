@@ -1,0 +1,1 @@
+"""One invocation of an agent: model turns, tool calls, requests waiting on the user, tracing."""

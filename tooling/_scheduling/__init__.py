@@ -1,0 +1,1 @@
+"""Running a model's tool calls: the scheduler, a dispatch, planning, strategies, limits."""

@@ -1,0 +1,1 @@
+"""Where a tool's code runs off the event loop: threads, sync generators, worker processes."""
