@@ -4,6 +4,15 @@
 yields ``Event``s. ``ScriptedModel`` plays a fixed script (tests, offline demos);
 ``GeminiModel``, ``OpenAIModel`` and ``AnthropicModel`` talk to those providers (each
 SDK is imported only when such a model is built).
+
+The folders, lowest layer first::
+
+    _content _events _config ...   the shared vocabulary (and each family's base)
+    _db/           SQLite files and PostgreSQL pools shared by the stores
+    sessions/  services/  models/  the session, artifact and memory stores; model adapters
+    _agent.py      what an agent is
+    _invocation/   one invocation: model turns, tool calls, requests waiting on the user
+    _runner.py     Runner; cli.py, web/: the commands and the inspector
 """
 
 from typing import TYPE_CHECKING, Any

@@ -110,12 +110,23 @@ def test_the_public_names_are_exactly_the_pinned_ones(package: str) -> None:
 
 
 def _private_modules() -> list[str]:
+    """Every module with a private part in its dotted name: ``tooling._errors`` and
+    ``tooling._scheduling.dispatch`` alike (a private folder's modules are private)."""
     found = []
     for package in ("tooling", "agent_core"):
-        for path in sorted((ROOT / package).rglob("_*.py")):
-            if path.name != "__init__.py":
-                found.append(".".join(path.relative_to(ROOT).with_suffix("").parts))
+        for path in sorted((ROOT / package).rglob("*.py")):
+            parts = path.relative_to(ROOT).with_suffix("").parts
+            if parts[-1] == "__init__":
+                parts = parts[:-1]
+            if any(part.startswith("_") for part in parts[1:]):
+                found.append(".".join(parts))
     return found
+
+
+def test_private_modules_are_found_in_folders_too() -> None:
+    names = set(_private_modules())
+    assert {"tooling._errors", "tooling._scheduling.dispatch", "tooling._export.openai"} <= names
+    assert "agent_core._invocation.loop" in names
 
 
 def _public_parent(name: str) -> str:
@@ -200,3 +211,85 @@ def test_no_import_circle_in_either_package() -> None:
         if node not in state:
             walk(node)
     assert not circles, "import circles: " + "; ".join(" -> ".join(c) for c in circles)
+
+
+# The layers of each package, lowest first. A module imports (at run time, functions
+# included) only modules of its own layer or of layers below it. Each entry is a module
+# name or a folder's prefix; a module not named belongs to its package's entry points
+# (the top layer: ``__init__``, ``cli``, ``integration``, ...).
+LAYERS: dict[str, list[list[str]]] = {
+    "tooling": [
+        # the shared vocabulary
+        [
+            "tooling._types",
+            "tooling._errors",
+            "tooling._jsonsafe",
+            "tooling._bounds",
+            "tooling._jsonschema",
+            "tooling._state",
+            "tooling._results",
+            "tooling._context",
+        ],
+        ["tooling._export"],  # exporters: read a tool's schema, nothing else
+        ["tooling._base", "tooling._tracing"],  # BaseTool (its to_* call the exporters)
+        ["tooling._workers"],
+        ["tooling._function"],
+        ["tooling._scheduling"],
+        ["tooling._cli", "tooling._worker"],
+        ["tooling.mcp", "tooling.web"],
+    ],
+    "agent_core": [
+        [
+            "agent_core._ids",
+            "agent_core._closing",
+            "agent_core._config",
+            "agent_core._content",
+            "agent_core._events",
+            "agent_core.sessions.errors",
+            "agent_core.sessions.state",
+            "agent_core.sessions.base",
+            "agent_core.sessions.lease",
+            "agent_core.services.base",
+            "agent_core.models.base",
+        ],
+        ["agent_core._db"],
+        ["agent_core.sessions", "agent_core.services", "agent_core.models"],
+        ["agent_core._agent"],  # what an agent is: model, instruction, tools, callbacks
+        ["agent_core._invocation"],
+        ["agent_core._agent_tool", "agent_core._runner", "agent_core._service_urls"],
+        ["agent_core._cli_support", "agent_core.trace_db"],
+        ["agent_core.web"],
+    ],
+}
+
+
+def _layer(name: str) -> tuple[str, int]:
+    package = name.split(".")[0]
+    layers = LAYERS[package]
+    best: tuple[int, int] | None = None  # (length of the matching entry, layer)
+    for index, entries in enumerate(layers):
+        for entry in entries:
+            if (name == entry or name.startswith(f"{entry}.")) and (
+                best is None or len(entry) > best[0]
+            ):
+                best = (len(entry), index)
+    return package, len(layers) if best is None else best[1]
+
+
+def test_the_folders_import_only_downwards() -> None:
+    paths: dict[str, Path] = {}
+    for package in ("tooling", "agent_core"):
+        for path in (ROOT / package).rglob("*.py"):
+            name = ".".join(path.relative_to(ROOT).with_suffix("").parts)
+            paths[name.removesuffix(".__init__")] = path
+    modules = set(paths)
+    upward = []
+    for name, path in sorted(paths.items()):
+        package, level = _layer(name)
+        for target in sorted(_imports(name, path, modules)):
+            if name.startswith(f"{target}."):
+                continue  # a module's own package, imported to reach a sibling
+            target_package, target_level = _layer(target)
+            if target_package == package and target_level > level:
+                upward.append(f"{name} (layer {level}) -> {target} (layer {target_level})")
+    assert not upward, "upward imports:\n" + "\n".join(upward)

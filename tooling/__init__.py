@@ -3,6 +3,18 @@
 ``@tool`` turns a function into a :class:`FunctionTool`: a pydantic arguments model and
 an exact JSON Schema derived from the signature and docstring, ``run()`` with errors a
 model can recover from, and exports for Gemini, OpenAI, Anthropic and MCP.
+
+The folders, lowest layer first (a module imports only its own layer and those below)::
+
+    _types _errors _context _results ...  the shared vocabulary
+    _export/       Gemini, OpenAI, Anthropic and MCP declarations of a tool
+    _base.py       BaseTool, BaseToolset
+    _workers/      threads, sync generators and worker processes that run a tool's code
+    _function/     a function to a tool: target, docstrings, one frozen spec, FunctionTool
+    _scheduling/   the Scheduler: a dispatch, planning, strategies, limits, progress
+    _cli/          loading targets and finding tools for the commands
+    mcp/  web/     MCP both ways; the local inspector
+    cli.py  integration.py  the entry points: commands, and what an agent loop uses
 """
 
 from typing import TYPE_CHECKING, Any

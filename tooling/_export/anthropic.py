@@ -19,8 +19,6 @@ from .._types import Diagnostic
 if TYPE_CHECKING:
     from .._base import BaseTool
 
-__all__ = ["export"]
-
 
 def export(tool: BaseTool) -> tuple[dict[str, Any], list[Diagnostic]]:
     """The tool as an Anthropic tool dict (never lossy)."""

@@ -75,7 +75,6 @@ if TYPE_CHECKING:
 
     from .._base import BaseTool
 
-__all__ = ["LEGACY_KEYS", "export", "legacy_schema"]
 
 #: Every keyword a legacy (OpenAPI-subset) schema produced here may contain.
 LEGACY_KEYS: Final = frozenset(

@@ -30,8 +30,6 @@ from .._types import Diagnostic
 if TYPE_CHECKING:
     from .._base import BaseTool
 
-__all__ = ["export", "output_schema"]
-
 
 def export(tool: BaseTool) -> tuple[dict[str, Any], list[Diagnostic]]:
     """The tool as an MCP ``Tool`` dict."""

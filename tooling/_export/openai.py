@@ -68,7 +68,6 @@ from .._types import Diagnostic
 if TYPE_CHECKING:
     from .._base import BaseTool
 
-__all__ = ["STRICT_FORMATS", "export", "strict_schema"]
 
 #: String formats strict mode accepts.
 STRICT_FORMATS: Final = frozenset(
