@@ -471,3 +471,22 @@ class SimpleToolContext(ToolContext):
     async def search_memory(self, query: str) -> list[MemoryHit]:
         """Always empty: a ``SimpleToolContext`` has no memory."""
         return []
+
+
+# -- framework hooks (a scheduler's side of a context) ---------------------------------
+
+
+def route_progress(ctx: ToolContext, sink: Callable[[ToolProgress], None] | None) -> None:
+    """Send ``ctx``'s progress to ``sink`` instead of its ``_deliver_progress`` (None: back)."""
+    ctx._progress_sink = sink
+
+
+def progress_is_read(ctx: ToolContext) -> bool:
+    """Whether anyone reads ``ctx``'s progress (a dispatch that drops it says no)."""
+    skip = getattr(ctx._progress_sink, "skip", None)
+    return not (skip is not None and skip())
+
+
+def give_up(ctx: ToolContext) -> None:
+    """The call ``ctx`` serves was given up on: ``ctx.cancelled`` turns true."""
+    ctx._cancel()

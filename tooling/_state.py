@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Iterator, Mapping, MutableMapping
-from typing import TYPE_CHECKING, Any, NoReturn, overload
+from collections import ChainMap
+from collections.abc import Iterable, Iterator, Mapping, MutableMapping, Sequence
+from typing import TYPE_CHECKING, Any, NoReturn, cast, overload
 
 from ._jsonsafe import state_value_problem
 
@@ -168,6 +169,11 @@ class State(MutableMapping[str, Any]):
 
     def __repr__(self) -> str:
         return f"State({self.to_dict()!r})"
+
+
+def show_earlier_writes(state: State, writes: Sequence[dict[str, Any]]) -> None:
+    """Let ``state`` see ``writes`` (newest first) over its base, under its own writes."""
+    state._base = ChainMap(*writes, cast("dict[str, Any]", state._base))
 
 
 def _check_write(key: Any, value: Any) -> None:

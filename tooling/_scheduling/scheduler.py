@@ -1,7 +1,7 @@
 """``Scheduler``: runs one model turn's tool calls safely, concurrently where allowed.
 
 The scheduler holds the tools, the settings and the pools; each ``dispatch()`` or
-``stream()`` is one ``Dispatch`` (``_dispatch.py``), owned by one task.
+``stream()`` is one ``Dispatch`` (``dispatch.py``), owned by one task.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from .._types import Confirmation, ToolCall, ToolProgress, ToolResponse
 from .._workers.threads import WorkerPool
 from .dispatch import Dispatch
 from .progress import ProgressChannel
-from .strategy import CallHooks, ContextFactory, ExecutionStrategy
+from .strategy import CallHooks, ContextFactory, DispatchSettings, ExecutionStrategy
 
 if TYPE_CHECKING:
     from .._workers.processes import ProcessPool
@@ -122,6 +122,19 @@ class Scheduler:
         if owns_processes and self._processes is not None:
             self._processes.shutdown()
 
+    def _dispatch_settings(self) -> DispatchSettings:
+        """What a dispatch reads, as set now (the settings are plain attributes)."""
+        return DispatchSettings(
+            tools=self._tools,
+            strategy=self.strategy,
+            max_concurrency=self.max_concurrency,
+            timeout=self.timeout,
+            expose_errors=self.expose_errors,
+            hooks=self.hooks,
+            thread_pool=lambda: self.pool,
+            process_pool=lambda: self.processes,
+        )
+
     async def dispatch(
         self,
         calls: Sequence[ToolCall],
@@ -136,7 +149,7 @@ class Scheduler:
         """
         loop = asyncio.get_running_loop()
         run = Dispatch(
-            self,
+            self._dispatch_settings(),
             calls,
             ProgressChannel(loop, consumer=False),
             context_factory,
@@ -162,7 +175,12 @@ class Scheduler:
         loop = asyncio.get_running_loop()
         channel = ProgressChannel(loop, consumer=True)
         run = Dispatch(
-            self, calls, channel, context_factory, confirmations or {}, frozenset(granted_scopes)
+            self._dispatch_settings(),
+            calls,
+            channel,
+            context_factory,
+            confirmations or {},
+            frozenset(granted_scopes),
         )
         task = asyncio.create_task(run.execute())
 

@@ -1,17 +1,20 @@
-"""How a scheduler runs one turn's calls (``ExecutionStrategy``), and the hooks around each call."""
+"""How a scheduler runs one turn's calls (``ExecutionStrategy``), the hooks around each
+call, and the settings a dispatch reads (``DispatchSettings``)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Protocol
 
 from .._base import BaseTool
 from .._context import ToolContext
+from .._types import ToolCall
 
 if TYPE_CHECKING:
-    pass
-from .._types import ToolCall
+    from .._workers.processes import ProcessPool
+    from .._workers.threads import WorkerPool
 
 __all__ = ["ExecutionStrategy"]
 
@@ -54,3 +57,21 @@ class ExecutionStrategy(StrEnum):
     AUTO = "auto"
     PARALLEL = "parallel"
     SEQUENTIAL = "sequential"
+
+
+@dataclass(frozen=True, slots=True)
+class DispatchSettings:
+    """What one dispatch reads of its scheduler: the tools, the settings, the pools.
+
+    The pools are given as callables: a scheduler makes its own only when a call first
+    needs one.
+    """
+
+    tools: Mapping[str, BaseTool]
+    strategy: ExecutionStrategy
+    max_concurrency: int | None
+    timeout: float | None
+    expose_errors: bool
+    hooks: CallHooks | None
+    thread_pool: Callable[[], WorkerPool]
+    process_pool: Callable[[], ProcessPool]

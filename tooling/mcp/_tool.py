@@ -23,6 +23,7 @@ from mcp.shared.exceptions import MCPError
 from pydantic import ValidationError
 
 from .._base import BaseTool, CheckedArguments, ToolRuntime
+from .._context import progress_is_read
 from .._errors import ToolError, error_details_from_validation
 from .._results import to_response
 from .._types import ToolResponse
@@ -81,10 +82,7 @@ def _problems(error: ValidationError_) -> list[dict[str, Any]]:
 def _wants_progress(ctx: ToolContext | None) -> bool:
     """Whether anyone reads this call's progress (else no progress token is sent, and the
     server need not stream the call)."""
-    if ctx is None:
-        return False
-    skip = getattr(ctx._progress_sink, "skip", None)  # a dispatch that drops progress
-    return not (skip is not None and skip())
+    return ctx is not None and progress_is_read(ctx)
 
 
 class McpTool(BaseTool):

@@ -1,0 +1,131 @@
+"""A call's run once it is cleared to start: its time limit, its threads or worker
+process, and the updates of a streaming tool.
+
+``run_within_limit`` holds the call to the tool's (or the scheduler's) time limit and
+says how a call that overran was stopped; ``run_tool`` asks the tool for its response
+(or its stream of them) and settles it under the call's id, time and size limit.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import TYPE_CHECKING
+
+from .._base import BaseTool, CheckedArguments
+from .._context import ToolContext, give_up
+from .._errors import ToolError
+from .._types import ToolCall, ToolResponse
+from .deadlines import stop_within_grace
+from .response_size import cut_for_model
+
+if TYPE_CHECKING:
+    from .dispatch import Dispatch
+
+__all__: list[str] = []
+
+
+async def run_within_limit(
+    dispatch: Dispatch,
+    tool: BaseTool,
+    call: ToolCall,
+    checked: CheckedArguments,
+    ctx: ToolContext | None,
+    started: float,
+) -> ToolResponse:
+    """The tool's response, or ``ToolError`` (``tool.timeout``) once its time is up."""
+    settings = dispatch.settings
+    limit = tool.timeout
+    if limit is None or (settings.timeout is not None and settings.timeout < limit):
+        limit = settings.timeout
+    threaded = tool.runs_in_thread
+    if threaded:
+        pool = settings.thread_pool()
+        if pool.saturated():
+            raise ToolError(
+                f"tool {tool.name!r} was not started: {pool.abandoned} hung "
+                "calls (timed out or cancelled) are still running in their threads",
+                code="tool.failed",
+            )
+    if limit is None:
+        if not tool.streams:  # the common case, one coroutine layer less
+            response = await tool.respond(checked, ctx, runtime=dispatch.runtime(tool))
+            return settle(call, response, started)
+        return await run_tool(dispatch, tool, call, checked, ctx, started)
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + limit
+    isolated = tool.isolation == "process"
+    if isolated:
+        # A process call's clock starts when it has its worker (waiting for one, or
+        # starting one, is not running). The task made here inherits the callback.
+        from .._workers.processes import worker_ready
+
+        def restart_clock() -> None:
+            nonlocal deadline
+            deadline = loop.time() + limit
+
+        token = worker_ready.set(restart_clock)
+        try:
+            work = asyncio.create_task(run_tool(dispatch, tool, call, checked, ctx, started))
+        finally:
+            worker_ready.reset(token)
+    else:
+        work = asyncio.create_task(run_tool(dispatch, tool, call, checked, ctx, started))
+    try:
+        while not work.done() and (remaining := deadline - loop.time()) > 0:
+            await asyncio.wait((work,), timeout=remaining)
+    except BaseException:  # the dispatch is cancelled: so is this call
+        await stop_within_grace(work)
+        raise
+    if work.done():
+        return work.result()
+    if ctx is not None:
+        give_up(ctx)
+    if threaded:
+        await stop_within_grace(work)
+        tail = "its thread was abandoned; the work may still complete in the background"
+    elif await stop_within_grace(work):
+        tail = "its worker process was stopped" if isolated else "it was cancelled"
+    else:
+        tail = "it ignored its cancellation and was abandoned"
+    raise ToolError(
+        f"tool {tool.name!r} did not finish within {limit:g} s: {tail}",
+        code="tool.timeout",
+    )
+
+
+async def run_tool(
+    dispatch: Dispatch,
+    tool: BaseTool,
+    call: ToolCall,
+    checked: CheckedArguments,
+    ctx: ToolContext | None,
+    started: float,
+) -> ToolResponse:
+    """The tool's final response; a streaming tool's updates go to the dispatch's channel."""
+    runtime = dispatch.runtime(tool)
+    if not tool.streams:  # the common case: one response
+        return settle(call, await tool.respond(checked, ctx, runtime=runtime), started)
+    final: ToolResponse | None = None
+    trace = dispatch.trace
+    async with tool.stream_responses(checked, ctx, runtime=runtime) as updates:
+        async for update in updates:
+            update.id = call.id
+            cut_for_model(update)
+            if update.final:
+                final = update
+            else:
+                if trace is not None:
+                    trace.intermediate(call)
+                await dispatch.channel.put_update(update)
+    assert final is not None
+    final.duration_s = time.perf_counter() - started
+    return final
+
+
+def settle(call: ToolCall, response: ToolResponse, started: float) -> ToolResponse:
+    """A tool's final response under the call's id and time, cut to the size limit."""
+    response.id = call.id
+    response.name = call.name
+    response.duration_s = time.perf_counter() - started
+    return cut_for_model(response)
