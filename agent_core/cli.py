@@ -90,7 +90,7 @@ from ._cli_support import (
 from ._closing import Closing
 from ._content import Content, FunctionCall, Part
 from ._events import Event
-from ._invocation.requests import REQUEST_CONFIRMATION, REQUESTS
+from ._invocation.requests import REQUEST_CONFIRMATION, UserRequest, Waiting
 from ._runner import RunConfig, Runner
 from .models._names import model_from_name
 from .models.scripted import ReplayPrompt, replay_message
@@ -111,21 +111,8 @@ def pending_requests(events: Sequence[Event]) -> list[FunctionCall]:
     A request is open while neither it nor the call it holds has a response in a later
     event.
     """
-    answered: dict[str, int] = {}
-    for index, event in enumerate(events):
-        for response in event.get_function_responses():
-            if response.id:
-                answered[response.id] = index
-    found: list[FunctionCall] = []
-    for index, event in enumerate(events):
-        for call in event.get_function_calls():
-            if call.name not in REQUESTS or not call.id:
-                continue
-            original = call.args.get("originalFunctionCall") or {}
-            held = original.get("id") if isinstance(original, dict) else None
-            if answered.get(call.id, -1) <= index and answered.get(held or "", -1) <= index:
-                found.append(call)
-    return found
+    open_ids = {r.id for r in Waiting(events).open_requests()}
+    return [call for event in events for call in event.get_function_calls() if call.id in open_ids]
 
 
 # -- printing --------------------------------------------------------------------------------
@@ -162,12 +149,11 @@ def describe_event(event: Event) -> list[str]:
     content = event.content
     for part in content.parts if content is not None else []:
         call, response = part.function_call, part.function_response
-        if call is not None and call.name in REQUESTS:
-            original = call.args.get("originalFunctionCall") or {}
-            held = _call_text(str(original.get("name", "?")), original.get("args", {}))
-            if call.name == REQUEST_CONFIRMATION:
-                hint = (call.args.get("toolConfirmation") or {}).get("hint", "")
-                lines.append(f"{who} asks to confirm {held}: {hint}".rstrip(": "))
+        request = UserRequest.read(call) if call is not None else None
+        if request is not None:
+            held = _call_text(request.tool_name, request.call.args if request.call else {})
+            if request.kind == "confirmation":
+                lines.append(f"{who} asks to confirm {held}: {request.hint}".rstrip(": "))
             else:
                 lines.append(f"{who} needs a credential for {held}")
         elif call is not None:
@@ -314,7 +300,7 @@ class _Conversation:
         return asyncio.run(get())
 
     def send(self, message: str | Content) -> None:
-        waiting: dict[str, tuple[str, str]] = {}  # long-running call id -> (agent, tool)
+        events: list[Event] = []
         for event in self.runner.run(
             user_id=self.user_id,
             session_id=self.session_id,
@@ -322,28 +308,23 @@ class _Conversation:
             run_config=self.config,
         ):
             self.out.event(event)
-            for call in event.get_function_calls():
-                long_running = event.long_running_tool_ids or ()
-                if call.id and call.id in long_running and call.name not in REQUESTS:
-                    waiting[call.id] = (event.author, call.name)
-            if not event.partial:
-                for response in event.get_function_responses():
-                    waiting.pop(response.id or "", None)
+            events.append(event)
         if not self.out.as_json:
-            for agent, name in waiting.values():
+            for waiting in Waiting(events).open_long_running():
+                agent, name = waiting.author, waiting.call.name
                 self.out.line(
                     f"[{agent}] {name} is still running; send its result as "
                     f'{{"function_response": {{"name": "{name}", "response": {{...}}}}}}'
                 )
 
-    def pending(self) -> list[FunctionCall]:
-        return pending_requests(self.session().events)
+    def pending(self) -> list[UserRequest]:
+        return Waiting(self.session().events).open_requests()
 
     def play(self, prompt: ReplayPrompt, *, echo: bool = True) -> bool:
         """Send one scripted or piped prompt; False when it cannot be played."""
         if isinstance(prompt, str):
             answer = prompt.strip().lower()
-            if answer in _YES + _NO and any(r.name == REQUEST_CONFIRMATION for r in self.pending()):
+            if answer in _YES + _NO and any(r.kind == "confirmation" for r in self.pending()):
                 prompt = {"confirm": answer in _YES}
             else:
                 if echo:
@@ -370,9 +351,7 @@ class _Conversation:
                 return
         left = self.pending()
         if left:
-            names = ", ".join(
-                str((r.args.get("originalFunctionCall") or {}).get("name")) for r in left
-            )
+            names = ", ".join(r.tool_name for r in left)
             self.out.note(
                 f"the conversation ends waiting for the user ({names}); answer with y/n on "
                 "stdin (with --session-db and the same --session to continue it)"
@@ -395,15 +374,15 @@ class _Conversation:
             requests = self.pending()
             replies: list[Part] = []
             for request in requests:
-                original = request.args.get("originalFunctionCall") or {}
-                name = str(original.get("name", "?"))
-                if request.name != REQUEST_CONFIRMATION:
+                name = request.tool_name
+                if request.kind != "confirmation":
                     self.out.note(f"{name} needs a credential, which this command cannot supply")
                     continue
-                hint = str((request.args.get("toolConfirmation") or {}).get("hint", ""))
+                hint = request.hint
                 if hint and hint != f"Confirm running {name}.":
                     sys.stderr.write(f"{name}: {hint}\n")
-                question = f"Confirm {name} {_json(original.get('args', {}), 300)}? [y/N] "
+                args = request.call.args if request.call is not None else {}
+                question = f"Confirm {name} {_json(args, 300)}? [y/N] "
                 answer = _read_line(question, self.out.as_json)
                 confirmed = answer is not None and answer.strip().lower() in _YES
                 replies.append(

@@ -251,6 +251,8 @@ LAYERS: dict[str, list[list[str]]] = {
             "agent_core.sessions.lease",
             "agent_core.services.base",
             "agent_core.models.base",
+            # what waits on the user: read by the replay model, the loop, the commands
+            "agent_core._invocation.requests",
         ],
         ["agent_core._db"],
         ["agent_core.sessions", "agent_core.services", "agent_core.models"],

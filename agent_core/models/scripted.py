@@ -11,6 +11,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 from .._content import Content, Part
+from .._invocation.requests import Waiting
 from .base import BaseLlm, LlmRequest, LlmResponse
 
 if TYPE_CHECKING:
@@ -36,7 +37,6 @@ pending confirmation request) or ``{"function_response": {"name": ..., "response
 (the result of a pending long-running call; an ``"id"`` may name the call)."""
 
 _WORD = re.compile(r"\s*\S+\s*|\s+")
-_CONFIRMATION = "request_confirmation"
 
 
 class ScriptExhausted(RuntimeError):
@@ -317,29 +317,15 @@ def replay_message(prompt: ReplayPrompt, events: Iterable[Event]) -> str | Conte
     _check_prompt(prompt, where="prompt")
     if isinstance(prompt, str):
         return prompt
-    history = list(events)
-    answered: dict[str, int] = {}
-    for index, event in enumerate(history):
-        for response in event.get_function_responses():
-            if response.id:
-                answered[response.id] = index
-
-    def open_after(call_id: str | None, index: int) -> bool:
-        return bool(call_id) and answered.get(call_id or "", -1) <= index
-
+    waiting = Waiting(events)
     if "confirm" in prompt:
-        parts = []
-        for index, event in enumerate(history):
-            for call in event.get_function_calls():
-                if call.name != _CONFIRMATION:
-                    continue
-                original = call.args.get("originalFunctionCall") or {}
-                if open_after(call.id, index) and open_after(original.get("id"), index):
-                    parts.append(
-                        Part.from_function_response(
-                            _CONFIRMATION, {"confirmed": prompt["confirm"]}, id=call.id
-                        )
-                    )
+        parts = [
+            Part.from_function_response(
+                request.name, {"confirmed": prompt["confirm"]}, id=request.id
+            )
+            for request in waiting.open_requests()
+            if request.kind == "confirmation"
+        ]
         if not parts:
             raise ValueError("no confirmation request is pending: nothing to confirm")
         return Content("user", parts)
@@ -347,14 +333,9 @@ def replay_message(prompt: ReplayPrompt, events: Iterable[Event]) -> str | Conte
     body = prompt["function_response"]
     call_id = body.get("id")
     if call_id is None:
-        for index, event in enumerate(history):
-            for call in event.get_function_calls():
-                if (
-                    call.name == body["name"]
-                    and call.id in (event.long_running_tool_ids or ())
-                    and open_after(call.id, index)
-                ):
-                    call_id = call.id
+        for waiting_call in waiting.open_long_running():
+            if waiting_call.call.name == body["name"]:
+                call_id = waiting_call.call.id
         if call_id is None:
             raise ValueError(f"no long-running call of {body['name']!r} is waiting for a result")
     return Content(

@@ -22,7 +22,7 @@ from tooling.web import EventStream, HttpError, Reply, Request, WebServer
 
 from .._content import Content
 from .._events import Event
-from .._invocation.requests import REQUESTS
+from .._invocation.requests import Waiting
 from .._runner import RunConfig, Runner
 from ..sessions.base import BaseSessionService, Session
 from ..sessions.memory import InMemorySessionService
@@ -218,28 +218,17 @@ async def _all_sessions(service: BaseSessionService, app_name: str) -> list[tupl
 def pending_calls(events: Sequence[Event]) -> list[dict[str, Any]]:
     """Calls still waiting: confirmation or credential requests not answered, and
     long-running calls without a final response. Each is ``{"id", "name", "args"}``."""
-    answered: dict[str, int] = {}
-    for index, event in enumerate(events):
-        if event.partial:
-            continue
-        for response in event.get_function_responses():
-            if response.id and not response.will_continue:
-                answered[response.id] = index
-    found: list[dict[str, Any]] = []
-    for index, event in enumerate(events):
-        long_running = event.long_running_tool_ids or set()
-        for call in event.get_function_calls():
-            if not call.id or answered.get(call.id, -1) > index:
-                continue
-            if call.name in REQUESTS:
-                original = call.args.get("originalFunctionCall") or {}
-                held = original.get("id") if isinstance(original, dict) else None
-                if held and answered.get(held, -1) > index:
-                    continue
-            elif call.id not in long_running:
-                continue
-            found.append({"id": call.id, "name": call.name, "args": call.args})
-    return found
+    history = list(events)
+    waiting = Waiting(history)
+    open_ids = {r.id for r in waiting.open_requests()}
+    open_ids |= {c.call.id or "" for c in waiting.open_long_running()}
+    return [
+        {"id": call.id, "name": call.name, "args": call.args}
+        for event in history
+        if not event.partial
+        for call in event.get_function_calls()
+        if call.id in open_ids
+    ]
 
 
 def state_at(events: Sequence[Event], index: int) -> dict[str, Any]:
