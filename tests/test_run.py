@@ -1320,3 +1320,78 @@ async def _response_and_parts(t: Any, args: dict[str, Any] | None = None) -> tup
     """The response dict and the parts lifted out of it, for a call with ``args``."""
     final = await t.respond(t.check_arguments(args or {}))
     return final.response, final.parts
+
+
+# -- run() of a plain function takes a shortcut; it answers as the one run path does ------
+
+
+def _outcome(value: Any) -> Any:
+    if isinstance(value, ToolError):
+        return ("error", value.code, value.message, value.details)
+    return ("ok", value)
+
+
+async def _both_paths(t: Any, args: Any) -> tuple[Any, Any]:
+    try:
+        shortcut = _outcome(await t.run(args))
+    except ToolError as error:
+        shortcut = _outcome(error)
+    try:
+        one_path = _outcome((await t.respond(t.check_arguments(args))).response)
+    except ToolError as error:
+        one_path = _outcome(error)
+    return shortcut, one_path
+
+
+@tool(run_in_thread=False)
+def _inline(a: int, b: str = "B") -> dict[str, Any]:
+    if a < 0:
+        raise ValueError("negative")
+    if a == 13:
+        raise ToolError("unlucky", code="tool.unlucky")
+    return {"a": a, "b": b}
+
+
+@tool
+def _threaded(a: int, b: str = "B") -> int:
+    if a < 0:
+        raise ValueError("negative")
+    return a + len(b)
+
+
+@tool
+async def _awaited(a: int, b: str = "B") -> list[Any]:
+    if a < 0:
+        raise ValueError("negative")
+    return [a, b]
+
+
+@pytest.mark.parametrize("t", [_inline, _threaded, _awaited], ids=["inline", "thread", "async"])
+@pytest.mark.parametrize(
+    "args",
+    [
+        {"a": 1},
+        {"a": 2, "b": "x"},
+        '{"a": 3}',
+        {"a": -1},
+        {"a": 13},
+        {"a": "nope"},
+        {},
+        [1, 2],
+        {"a": nested_list(70)},
+    ],
+)
+async def test_run_of_a_plain_function_answers_as_respond_does(t: Any, args: Any) -> None:
+    shortcut, one_path = await _both_paths(t, args)
+    assert shortcut == one_path
+
+
+async def test_run_of_an_unbound_method_tool_is_a_type_error_on_the_shortcut_too() -> None:
+    class Store:
+        @tool
+        def add(self, n: int) -> int:
+            return n
+
+    with pytest.raises(TypeError, match="is a method"):
+        await Store.add.run({"n": 1})
+    assert await Store().add.run({"n": 2}) == {"result": 2}

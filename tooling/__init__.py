@@ -22,7 +22,8 @@ from typing import TYPE_CHECKING, Any
 from ._base import BaseTool, BaseToolset, CheckedArguments, ToolRuntime
 from ._context import ReadonlyContext, SimpleToolContext, ToolActions, ToolContext
 from ._errors import ToolError
-from ._function.tool import FunctionTool, tool
+from ._function.decorator import tool
+from ._function.tool import FunctionTool
 from ._types import (
     Blob,
     Confirmation,

@@ -146,7 +146,7 @@ def _answer(
             ctx.tool_name = request["name"]
         checked = tool.check_arguments(request["args"])  # the values become Python types
         call_args, call_kwargs = tool.spec.to_call_args(checked.native, ctx)
-        value = tool._func(*call_args, **call_kwargs)
+        value = tool(*call_args, **call_kwargs)
         if tool.is_generator:
             value = _drain(conn, lock, value)
         body, parts = to_response(value)

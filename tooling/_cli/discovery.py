@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from .._base import BaseTool, BaseToolset
-from .._function.tool import FunctionTool
+from .._function.tool import FunctionTool, is_method_tool
 from .._scheduling.planning import scheduling_of
 
 __all__: list[str] = []
@@ -266,7 +266,7 @@ def _method_tools(obj: object) -> list[BaseTool]:
             if name in seen:
                 continue
             seen.add(name)
-            if isinstance(attr, FunctionTool) and attr._target.binding != "none":
+            if isinstance(attr, FunctionTool) and is_method_tool(attr):
                 bound = getattr(obj, name, None)
                 if isinstance(bound, BaseTool):
                     tools.append(bound)

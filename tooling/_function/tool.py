@@ -1,20 +1,22 @@
-"""``FunctionTool`` and the ``@tool`` decorator: a typed Python callable as a tool."""
+"""``FunctionTool``: a typed Python callable as a tool, still callable (and bindable, as a
+method) like the original; its spec is built on first use.
+
+Checking arguments is in ``arguments.py``, calling the function and the generator of its
+responses in ``calling.py``, the ``@tool`` decorator in ``decorator.py``.
+"""
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
-import contextvars
 import copy
 import threading
 import time
 import types
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, Generic, ParamSpec, TypeVar, overload
 
-from pydantic import BaseModel, ValidationError
-from pydantic_core import from_json
+from pydantic import BaseModel
 
 from .._base import (
     _DEFAULT_RUNTIME,
@@ -26,32 +28,23 @@ from .._base import (
     ToolRuntime,
     validate_tool_name,
 )
-from .._bounds import check_dict_bounds, check_text_bounds
-from .._errors import (
-    FAILURES,
-    ToolError,
-    error_details_from_validation,
-    failure,
-    log_failure,
-)
+from .._errors import FAILURES, ToolError
 from .._results import to_response
 from .._types import Diagnostic, ToolResponse
+from .arguments import Args, validate_arguments
+from .calling import Callee, call_once, closing, failed, in_thread, responses
 from .target import Isolation, Target, analyze_target, process_reference
 
 if TYPE_CHECKING:
-    from concurrent.futures import Executor
-
     from .._context import ToolContext
     from .spec import ToolSpec
 
-__all__ = ["FunctionTool", "tool"]
+__all__ = ["FunctionTool"]
 
 _NOTHING = object()
 
 P = ParamSpec("P")
 R = TypeVar("R")
-
-Args = Mapping[str, Any] | str | bytes
 
 
 class _SpecCell:
@@ -133,6 +126,8 @@ class FunctionTool(BaseTool, Generic[P, R]):
         self.isolation: Isolation = isolation
         # Where a worker process finds the function: (module, qualname), checked here.
         self._process_ref = process_reference(target) if isolation == "process" else None
+        #: One call, one response, in this process (not a generator, not isolated).
+        self._plain = target.kind in ("sync", "async") and self._process_ref is None
         self._target = target
         self._cell = _SpecCell(target, description, long_running)
         self._func: Callable[..., Any] = target.call
@@ -250,7 +245,7 @@ class FunctionTool(BaseTool, Generic[P, R]):
         """Validate ``args`` once: the pydantic model the function is called with, and
         (on first use) its JSON values with defaults filled in."""
         spec = self._cell.spec or self._cell.build()
-        model = self._validate(spec, args)
+        model = validate_arguments(self.name, spec, args)
         return CheckedArguments(
             native=model, dump=lambda: model.model_dump(mode="json", by_alias=True)
         )
@@ -258,8 +253,10 @@ class FunctionTool(BaseTool, Generic[P, R]):
     # -- running ---------------------------------------------------------------------------
     #
     # Every way in (``run``, ``stream``, a scheduler's ``respond``/``stream_responses``)
-    # checks the arguments once, then ends in ``_invoke`` (one call of a plain function)
-    # or ``_responses`` (the one generator of a call's responses, for every kind).
+    # checks the arguments once, then ends in ``_call_once`` (one call of a plain
+    # function) or ``_responses`` (the one generator of a call's responses, for every
+    # kind). The one shortcut: ``run`` of a plain function without a context validates,
+    # calls and makes the response dict itself (no ``ToolResponse`` to throw away).
 
     async def run(self, args: Args, ctx: ToolContext | None = None) -> dict[str, Any]:
         """Validate ``args``, run the function, return the response dict for the model.
@@ -267,7 +264,24 @@ class FunctionTool(BaseTool, Generic[P, R]):
         Raises ``ToolError``: ``tool.invalid_arguments`` for bad arguments, the tool's own
         ``ToolError`` as is, ``tool.failed`` (chained to the cause) for anything else.
         """
-        return (await self.respond(self.check_arguments(args), ctx)).response
+        spec = self._cell.spec or self._cell.build()
+        if not self._plain or spec.context_parameter is not None:
+            return (await self.respond(self.check_arguments(args), ctx)).response
+        # A plain function without a context: validate, call, respond (no steps between).
+        call_args, call_kwargs = self._call_args(spec, validate_arguments(self.name, spec, args))
+        func = self._func
+        try:
+            if self._target.kind == "async":
+                result = await func(*call_args, **call_kwargs)
+            elif self.run_in_thread:
+                result = await in_thread(func, call_args, call_kwargs, None)
+            else:
+                result = func(*call_args, **call_kwargs)
+        except ToolError:
+            raise
+        except FAILURES as exc:
+            raise failed(self.name, exc) from exc
+        return to_response(result)[0]
 
     @asynccontextmanager
     async def stream(
@@ -300,7 +314,7 @@ class FunctionTool(BaseTool, Generic[P, R]):
         spec = self._cell.spec or self._cell.build()
         ctx = self._with_context(spec, ctx)
         started = time.perf_counter()
-        body, parts = to_response(await self._invoke(spec, arguments, ctx, runtime))
+        body, parts = to_response(await self._call_once(spec, arguments, ctx, runtime))
         return ToolResponse(
             id=ctx.function_call_id if ctx is not None else "",
             name=self.name,
@@ -317,9 +331,12 @@ class FunctionTool(BaseTool, Generic[P, R]):
         runtime: ToolRuntime = _DEFAULT_RUNTIME,
     ) -> Responses:
         """Run a call whose arguments were checked, giving its responses as they happen."""
-        return _closing(self._responses(arguments, ctx, runtime))
+        return closing(self._responses(arguments, ctx, runtime))
 
-    async def _invoke(
+    def _callee(self) -> Callee:
+        return Callee(self.name, self._func, self._target.kind, self.run_in_thread)
+
+    async def _call_once(
         self,
         spec: ToolSpec,
         arguments: CheckedArguments,
@@ -327,17 +344,8 @@ class FunctionTool(BaseTool, Generic[P, R]):
         runtime: ToolRuntime,
     ) -> Any:
         """Call a plain (non-generator) function once; its raw result."""
-        call_args, call_kwargs = self._call_args(spec, arguments, ctx)
-        try:
-            if self._target.kind == "async":
-                return await self._func(*call_args, **call_kwargs)
-            if not self.run_in_thread:
-                return self._func(*call_args, **call_kwargs)
-            return await self._in_thread(call_args, call_kwargs, runtime.executor)
-        except ToolError:
-            raise
-        except FAILURES as exc:
-            raise self._failed(exc) from exc
+        call_args, call_kwargs = self._call_args(spec, arguments.native, ctx)
+        return await call_once(self._callee(), call_args, call_kwargs, runtime.executor)
 
     async def _responses(
         self, arguments: CheckedArguments, ctx: ToolContext | None, runtime: ToolRuntime
@@ -360,67 +368,14 @@ class FunctionTool(BaseTool, Generic[P, R]):
             finally:
                 await in_process.aclose()
             return
-
+        call_args, call_kwargs = self._call_args(spec, arguments.native, ctx)
         call_id = ctx.function_call_id if ctx is not None else ""
-        started = time.perf_counter()
-
-        def response(value: Any, final: bool) -> ToolResponse:
-            body, parts = to_response(value)
-            return ToolResponse(
-                id=call_id,
-                name=self.name,
-                response=body,
-                final=final,
-                duration_s=time.perf_counter() - started,
-                parts=parts,
-            )
-
-        kind = self._target.kind
-        if kind in ("sync", "async"):
-            yield response(await self._invoke(spec, arguments, ctx, runtime), True)
-            return
-
-        call_args, call_kwargs = self._call_args(spec, arguments, ctx)
-        last: Any = None
-        if kind == "asyncgen":
-            agen = self._func(*call_args, **call_kwargs)
-            try:
-                async for item in agen:
-                    last = item
-                    yield response(item, False)
-            except ToolError:
-                raise
-            except FAILURES as exc:
-                raise self._failed(exc) from exc
-            finally:
-                await agen.aclose()
-            yield response(last, True)
-            return
-
-        from .._workers.sync_generator import SyncGeneratorDriver
-        from .._workers.threads import default_executor
-
-        driver = SyncGeneratorDriver(
-            self._func,
-            call_args,
-            call_kwargs,
-            executor=(runtime.executor or default_executor()) if self.run_in_thread else None,
-        )
+        updates = responses(self._callee(), call_args, call_kwargs, call_id, runtime.executor)
         try:
-            while True:
-                try:
-                    done, item = await driver.next()
-                except ToolError:
-                    raise
-                except FAILURES as exc:
-                    raise self._failed(exc) from exc
-                if done:
-                    yield response(item if item is not None else last, True)
-                    return
-                last = item
-                yield response(item, False)
+            async for update in updates:
+                yield update
         finally:
-            await driver.aclose()
+            await updates.aclose()
 
     # -- helpers -----------------------------------------------------------------------------
 
@@ -437,91 +392,14 @@ class FunctionTool(BaseTool, Generic[P, R]):
         return ctx
 
     def _call_args(
-        self, spec: ToolSpec, arguments: CheckedArguments, ctx: ToolContext | None
+        self, spec: ToolSpec, validated: BaseModel, ctx: ToolContext | None = None
     ) -> tuple[list[Any], dict[str, Any]]:
+        """What the function is called with; a ``TypeError`` for a method tool not bound."""
         if self._func is self._unbound_method:
             raise TypeError(
                 f"tool {self.name!r} is a method: run it from an instance (obj.{self.__name__})"
             )
-        return spec.to_call_args(arguments.native, ctx)
-
-    def _validate(self, spec: ToolSpec, args: Args) -> BaseModel:
-        model = spec.args_model
-        try:
-            if type(args) is dict:
-                check_dict_bounds(args)
-                validated = spec.validator.validate_python(args)
-            elif isinstance(args, str | bytes):
-                check_text_bounds(args)
-                validated = spec.validator.validate_json(args)
-            elif isinstance(args, Mapping):
-                check_dict_bounds(args)
-                validated = model.model_validate(args if type(args) is dict else dict(args))
-            else:
-                raise ToolError(
-                    f"arguments for tool {self.name!r} must be a JSON object, "
-                    f"not {type(args).__name__}",
-                    code="tool.invalid_arguments",
-                    details=[{"loc": [], "msg": "Input should be an object", "type": "model_type"}],
-                )
-        except ValidationError as exc:
-            errors = exc.errors(include_url=False, include_context=False)
-            retried, errors = _without_rejected_nulls(spec, args, errors)
-            if retried is not None:
-                return retried
-            details = error_details_from_validation(errors, spec.parameter_names)
-            raise self._invalid(details) from None
-        except ToolError:
-            raise
-        except (ValueError, TypeError, RecursionError, UnicodeError) as exc:
-            details = [{"loc": [], "msg": str(exc)[:200], "type": "value_error"}]
-            raise self._invalid(details) from None
-        return validated  # type: ignore[no-any-return]
-
-    def _invalid(self, details: list[dict[str, Any]]) -> ToolError:
-        summary = "; ".join(
-            f"{'.'.join(str(x) for x in d['loc']) or '(arguments)'}: {d['msg']}"
-            for d in details[:3]
-        )
-        if len(details) > 3:
-            summary += f"; and {len(details) - 3} more"
-        return ToolError(
-            f"invalid arguments for tool {self.name!r}: {summary}",
-            code="tool.invalid_arguments",
-            details=details,
-        )
-
-    async def _in_thread(
-        self, call_args: list[Any], call_kwargs: dict[str, Any], executor: Executor | None
-    ) -> Any:
-        if executor is None:
-            # Imported here: ``import tooling`` does not start the worker pool's module.
-            from .._workers.threads import default_executor
-
-            executor = default_executor()
-        return await asyncio.get_running_loop().run_in_executor(
-            executor,
-            contextvars.copy_context().run,
-            call_in_thread,
-            self._func,
-            call_args,
-            call_kwargs,
-        )
-
-    def _failed(self, exc: BaseException) -> ToolError:
-        """The ``tool.failed`` error standing for ``exc``; logged with its traceback."""
-        log_failure(self.name, exc)
-        return failure(self.name, exc)
-
-
-@asynccontextmanager
-async def _closing(
-    updates: AsyncGenerator[ToolResponse, None],
-) -> AsyncIterator[AsyncIterator[ToolResponse]]:
-    try:
-        yield updates
-    finally:
-        await updates.aclose()
+        return spec.to_call_args(validated, ctx)
 
 
 def _checked_conflict_key(rule: ConflictKeyRule | None, target: Target) -> ConflictKeyRule | None:
@@ -542,76 +420,6 @@ def _checked_conflict_key(rule: ConflictKeyRule | None, target: Target) -> Confl
     return rule
 
 
-def call_in_thread(func: Callable[..., Any], args: list[Any], kwargs: dict[str, Any]) -> Any:
-    """Call ``func`` on a worker thread; a ``StopIteration`` cannot cross into an asyncio
-    future (the awaiting side would never wake), so it is renamed."""
-    try:
-        return func(*args, **kwargs)
-    except StopIteration as exc:
-        raise RuntimeError("the tool raised StopIteration") from exc
-
-
-def _without_rejected_nulls(
-    spec: ToolSpec, args: Any, errors: list[Any]
-) -> tuple[BaseModel | None, list[Any]]:
-    """Validate again with the ``null`` values that mean "the default" left out.
-
-    A strict-mode model sends ``null`` for every argument it means to leave out, at any
-    depth; where the field has a default (and its type does not admit None), that is what
-    the null means. Which nulls those are is read from the parameters schema (see
-    ``drop_default_nulls``), so a null for an entry of a ``dict[str, T]`` stays an error.
-    Only tried after a failure that involved a null, so valid calls pay nothing. Gives
-    the model, or the errors to report.
-    """
-    from .._jsonschema import drop_default_nulls  # only on the failure path
-
-    if not any(e.get("input", 0) is None for e in errors):
-        return None, errors
-    try:
-        data = from_json(args) if isinstance(args, str | bytes) else copy.deepcopy(dict(args))
-        if not drop_default_nulls(spec.parameters_json_schema, data):
-            return None, errors
-        return spec.validator.validate_python(data), []
-    except ValidationError as retry:
-        return None, retry.errors(include_url=False, include_context=False)
-    except Exception:
-        return None, errors
-
-
-@overload
-def tool(func: Callable[P, R], /) -> FunctionTool[P, R]: ...
-@overload
-def tool(
-    *,
-    name: str | None = None,
-    description: str | None = None,
-    read_only: bool = False,
-    concurrency_safe: bool = False,
-    long_running: bool = False,
-    idempotent: bool = False,
-    destructive: bool | None = None,
-    require_confirmation: bool | ConfirmationPredicate = False,
-    timeout: float | None = None,
-    scopes: tuple[str, ...] | list[str] = (),
-    run_in_thread: bool = True,
-    conflict_key: ConflictKeyRule | None = None,
-    isolation: Isolation = "thread",
-) -> Callable[[Callable[P, R]], FunctionTool[P, R]]: ...
-def tool(func: Callable[..., Any] | None = None, /, **options: Any) -> Any:
-    """Turn a typed function into a :class:`FunctionTool`; use bare or with options.
-
-    Options: ``name`` (default: the function's name), ``description`` (default: from the
-    docstring), ``read_only``, ``concurrency_safe`` (with ``read_only``, lets the AUTO
-    strategy run the call beside others), ``long_running``, ``idempotent``,
-    ``destructive`` (default ``not read_only``), ``require_confirmation`` (a bool, or a
-    predicate given the validated arguments), ``timeout`` (seconds), ``scopes`` (all
-    must be granted for the tool to run), ``run_in_thread`` (``False`` runs a sync
-    function on the event loop itself), ``conflict_key`` (a parameter name, or a function
-    of the validated arguments giving a key: under AUTO, calls with different keys
-    overlap and calls with the same key keep their order), ``isolation`` (``"process"``
-    runs a sync function or generator in a worker process that a timeout or cancellation
-    really stops; the function must be importable by module and name).
-    """
-    if func is not None:
-        return FunctionTool(func, **options)
-    return lambda f: FunctionTool(f, **options)
+def is_method_tool(tool: FunctionTool[..., Any]) -> bool:
+    """Whether ``tool`` is a method (or classmethod) tool, to be bound before it runs."""
+    return tool._target.binding != "none"

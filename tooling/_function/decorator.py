@@ -1,0 +1,54 @@
+"""The ``@tool`` decorator: ``FunctionTool`` with its options, bare or called."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, ParamSpec, TypeVar, overload
+
+from .._base import ConfirmationPredicate, ConflictKeyRule
+from .target import Isolation
+from .tool import FunctionTool
+
+__all__ = ["tool"]
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+@overload
+def tool(func: Callable[P, R], /) -> FunctionTool[P, R]: ...
+@overload
+def tool(
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    read_only: bool = False,
+    concurrency_safe: bool = False,
+    long_running: bool = False,
+    idempotent: bool = False,
+    destructive: bool | None = None,
+    require_confirmation: bool | ConfirmationPredicate = False,
+    timeout: float | None = None,
+    scopes: tuple[str, ...] | list[str] = (),
+    run_in_thread: bool = True,
+    conflict_key: ConflictKeyRule | None = None,
+    isolation: Isolation = "thread",
+) -> Callable[[Callable[P, R]], FunctionTool[P, R]]: ...
+def tool(func: Callable[..., Any] | None = None, /, **options: Any) -> Any:
+    """Turn a typed function into a :class:`FunctionTool`; use bare or with options.
+
+    Options: ``name`` (default: the function's name), ``description`` (default: from the
+    docstring), ``read_only``, ``concurrency_safe`` (with ``read_only``, lets the AUTO
+    strategy run the call beside others), ``long_running``, ``idempotent``,
+    ``destructive`` (default ``not read_only``), ``require_confirmation`` (a bool, or a
+    predicate given the validated arguments), ``timeout`` (seconds), ``scopes`` (all
+    must be granted for the tool to run), ``run_in_thread`` (``False`` runs a sync
+    function on the event loop itself), ``conflict_key`` (a parameter name, or a function
+    of the validated arguments giving a key: under AUTO, calls with different keys
+    overlap and calls with the same key keep their order), ``isolation`` (``"process"``
+    runs a sync function or generator in a worker process that a timeout or cancellation
+    really stops; the function must be importable by module and name).
+    """
+    if func is not None:
+        return FunctionTool(func, **options)
+    return lambda f: FunctionTool(f, **options)
