@@ -56,7 +56,9 @@ class FunctionResponse:
     """A tool's answer to the call with the same ``id``.
 
     ``will_continue`` is true on the intermediate responses of a long-running tool;
-    ``parts`` carries binary data or file references the tool returned.
+    ``parts`` carries binary data or file references the tool returned. ``artifact`` is
+    what the tool kept for the application (a ``ToolResult``'s artifact, as JSON
+    values): stored with the event, never sent to a model.
     """
 
     id: str | None
@@ -64,6 +66,7 @@ class FunctionResponse:
     response: dict[str, Any]
     will_continue: bool | None = None
     parts: list[Part] | None = None
+    artifact: Any = None
 
     def __post_init__(self) -> None:
         _check_text(self.name, "a function response's name")
@@ -83,11 +86,14 @@ class FunctionResponse:
             out["willContinue"] = self.will_continue
         if self.parts:
             out["parts"] = [p.to_dict() for p in self.parts]
+        if self.artifact is not None:
+            out["artifact"] = self.artifact
         return out
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> FunctionResponse:
-        """Read the wire shape (``{"id", "name", "response", "willContinue", "parts"}``)."""
+        """Read the wire shape (``{"id", "name", "response", "willContinue", "parts",
+        "artifact"}``)."""
         parts = data.get("parts")
         return cls(
             id=data.get("id"),
@@ -95,6 +101,7 @@ class FunctionResponse:
             response=dict(data.get("response") or {}),
             will_continue=data.get("willContinue", data.get("will_continue")),
             parts=[Part.from_dict(p) for p in parts] if parts else None,
+            artifact=data.get("artifact"),
         )
 
 

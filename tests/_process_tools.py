@@ -8,7 +8,7 @@ import resource
 from collections.abc import Iterator
 from typing import Any
 
-from tooling import Blob, ToolContext, ToolError, tool
+from tooling import Blob, ToolContext, ToolError, ToolResult, tool
 
 
 class CustomError(Exception):
@@ -122,3 +122,9 @@ def plain_square(x: int) -> int:
 
 
 square = tool(isolation="process", name="square")(plain_square)
+
+
+@tool(isolation="process")
+def with_artifact(n: int) -> ToolResult:
+    """The count for the model; the squares for the application."""
+    return ToolResult(n, artifact={"squares": [i * i for i in range(n)]})

@@ -37,6 +37,7 @@ SURFACE: dict[str, list[str]] = {
         "ToolError",
         "ToolProgress",
         "ToolResponse",
+        "ToolResult",
         "ToolRuntime",
         "tool",
     ],

@@ -33,6 +33,7 @@ from ._types import (
     ToolCall,
     ToolProgress,
     ToolResponse,
+    ToolResult,
 )
 
 if TYPE_CHECKING:
@@ -58,6 +59,7 @@ __all__ = [
     "ToolError",
     "ToolProgress",
     "ToolResponse",
+    "ToolResult",
     "ToolRuntime",
     "tool",
 ]

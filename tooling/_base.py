@@ -224,13 +224,17 @@ class BaseTool(ABC):
         """Run a call whose arguments were checked; its final response.
 
         The default calls :meth:`run` with the checked values; ``Blob``/``FileRef``
-        values in the result become response parts.
+        values in the result become response parts, and a ``ToolResult``'s artifact
+        the response's ``artifact``.
         """
-        from ._results import to_response
+        from ._results import split_result, to_response
 
-        body, parts = to_response(await self.run(arguments.values, ctx))
+        content, artifact = split_result(await self.run(arguments.values, ctx))
+        body, parts = to_response(content)
         call_id = ctx.function_call_id if ctx is not None else ""
-        return ToolResponse(id=call_id, name=self.name, response=body, parts=parts)
+        return ToolResponse(
+            id=call_id, name=self.name, response=body, parts=parts, artifact=artifact
+        )
 
     def stream_responses(
         self,

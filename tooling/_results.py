@@ -9,9 +9,18 @@ from pydantic_core import PydanticSerializationError, to_jsonable_python
 
 from ._errors import ToolError
 from ._jsonsafe import SURELY_SHORT_INT_BITS, unencodable
-from ._types import Blob, FileRef
+from ._types import Blob, FileRef, ToolResult
 
 __all__: list[str] = []
+
+
+def split_result(value: Any) -> tuple[Any, Any]:
+    """``(content, artifact)`` of a tool's return value: a ``ToolResult``'s two halves,
+    else the value itself and no artifact."""
+    if type(value) is ToolResult:
+        return value.content, value.artifact
+    return value, None
+
 
 #: A ``Blob`` larger than this cannot go to the model inline.
 MAX_INLINE_BYTES = 10 * 1024 * 1024

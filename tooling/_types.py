@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 
 if TYPE_CHECKING:
     from ._errors import ToolError
@@ -18,6 +18,7 @@ __all__ = [
     "ToolCall",
     "ToolProgress",
     "ToolResponse",
+    "ToolResult",
 ]
 
 
@@ -119,6 +120,8 @@ class ToolResponse:
     ``waiting_for``: ``"confirmation"`` or ``"credential"`` when the call was not run (or
     not finished) because it waits for the user's answer (``response`` then holds the
     request, ``error`` has code ``tool.confirmation_required``); None otherwise.
+    ``artifact``: what the tool kept for the application with :class:`ToolResult`
+    (never part of ``response``, never sent to a model); None otherwise.
     """
 
     id: str
@@ -132,6 +135,29 @@ class ToolResponse:
     full_response: dict[str, Any] | None = None
     folded_ids: tuple[str, ...] = ()
     waiting_for: Literal["confirmation", "credential"] | None = None
+    artifact: Any = None
+
+
+ContentT = TypeVar("ContentT")
+
+
+@dataclass(frozen=True, slots=True, init=False)
+class ToolResult(Generic[ContentT]):
+    """A tool's answer in two halves: ``content`` for the model, ``artifact`` for the app.
+
+    A tool returns ``ToolResult(content, artifact=value)``: ``content`` is what the model
+    receives (made into the response dict like any return value); ``artifact`` (any
+    value: a data frame, the raw API answer, a file's bytes) stays with the application,
+    on ``ToolResponse.artifact`` and, when it is JSON, on the stored function response.
+    A return annotation ``ToolResult[T]`` gives the tool the response schema of ``T``.
+    """
+
+    content: ContentT
+    artifact: Any
+
+    def __init__(self, content: ContentT, *, artifact: Any = None) -> None:
+        object.__setattr__(self, "content", content)
+        object.__setattr__(self, "artifact", artifact)
 
 
 @dataclass(frozen=True, slots=True)

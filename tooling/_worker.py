@@ -30,12 +30,12 @@ from collections.abc import Mapping
 from multiprocessing.connection import Connection
 from typing import Any, NoReturn
 
-from pydantic_core import from_json, to_json
+from pydantic_core import from_json, to_json, to_jsonable_python
 
 from ._context import ToolContext
 from ._errors import ToolError
 from ._function.tool import FunctionTool
-from ._results import to_response
+from ._results import split_result, to_response
 from ._types import Blob, MemoryHit, ToolProgress
 from ._workers.parts_json import encode_parts
 
@@ -149,8 +149,11 @@ def _answer(
         value = tool(*call_args, **call_kwargs)
         if tool.is_generator:
             value = _drain(conn, lock, value)
-        body, parts = to_response(value)
+        content, artifact = split_result(value)
+        body, parts = to_response(content)
         reply: dict[str, Any] = {"t": "result", "body": body, "parts": encode_parts(parts)}
+        if artifact is not None:
+            reply["artifact"] = _artifact_json(artifact)
     except ToolError as error:
         reply = {
             "t": "tool_error",
@@ -171,6 +174,14 @@ def _answer(
     return reply
 
 
+def _artifact_json(artifact: Any) -> Any:
+    """An artifact as JSON values, to cross to the parent (None when it cannot)."""
+    try:
+        return to_jsonable_python(artifact, bytes_mode="base64")
+    except Exception:  # not JSON: the parent gets no artifact
+        return None
+
+
 def _drain(conn: Connection, lock: threading.Lock, generator: Any) -> Any:
     """Send each item of a sync generator; give its final value (return, else last item)."""
     last: Any = None
@@ -180,7 +191,7 @@ def _drain(conn: Connection, lock: threading.Lock, generator: Any) -> Any:
         except StopIteration as stop:
             return stop.value if stop.value is not None else last
         last = item
-        body, parts = to_response(item)
+        body, parts = to_response(split_result(item)[0])
         payload = to_json({"t": "yield", "body": body, "parts": encode_parts(parts)})
         with lock:
             conn.send_bytes(payload)

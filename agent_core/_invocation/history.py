@@ -62,10 +62,15 @@ def _without_generated_ids(content: Content) -> Content:
         call, response = part.function_call, part.function_response
         if call is not None and call.id and call.id.startswith(GENERATED_ID_PREFIX):
             part = Part(function_call=FunctionCall(id=None, name=call.name, args=call.args))
-        elif response is not None and response.id and response.id.startswith(GENERATED_ID_PREFIX):
+        elif response is not None and (
+            response.artifact is not None
+            or (response.id and response.id.startswith(GENERATED_ID_PREFIX))
+        ):
+            # A generated id goes back as none; an artifact never goes to a model.
+            generated = bool(response.id and response.id.startswith(GENERATED_ID_PREFIX))
             part = Part(
                 function_response=FunctionResponse(
-                    id=None,
+                    id=None if generated else response.id,
                     name=response.name,
                     response=response.response,
                     will_continue=response.will_continue,

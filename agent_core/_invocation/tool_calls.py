@@ -4,8 +4,11 @@ callbacks as scheduler hooks, and responses and actions folded into the response
 from __future__ import annotations
 
 import inspect
+import logging
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
+
+from pydantic_core import to_jsonable_python
 
 from tooling import (
     BaseTool,
@@ -15,6 +18,7 @@ from tooling import (
     ToolError,
     ToolResponse,
 )
+from tooling.integration import state_value_problem
 
 from .._agent import Agent
 from .._content import FunctionCall, FunctionResponse, Part
@@ -26,12 +30,16 @@ if TYPE_CHECKING:
 
 __all__: list[str] = []
 
+logger = logging.getLogger("agent_core")
+
 
 class ToolCallbacks:
     """An agent's before/after tool callbacks, as the scheduler's hooks."""
 
     def __init__(self, agent: Agent) -> None:
         self.agent = agent
+        after = agent.after_tool_callback
+        self._after_takes_artifact = after is not None and _takes_keyword(after, "artifact")
 
     async def before(
         self, tool: BaseTool, call: ToolCall, args: dict[str, Any], ctx: ToolContext
@@ -49,12 +57,31 @@ class ToolCallbacks:
         args: dict[str, Any],
         ctx: ToolContext,
         response: dict[str, Any],
+        *,
+        artifact: Any = None,
     ) -> dict[str, Any] | None:
         callback = self.agent.after_tool_callback
         if callback is None:
             return None
-        replaced: dict[str, Any] | None = await maybe_await(callback(tool, args, ctx, response))
+        if self._after_takes_artifact:
+            outcome = callback(tool, args, ctx, response, artifact=artifact)  # type: ignore[call-arg]
+        else:
+            outcome = callback(tool, args, ctx, response)
+        replaced: dict[str, Any] | None = await maybe_await(outcome)
         return replaced
+
+
+def _takes_keyword(callback: Any, name: str) -> bool:
+    """Whether ``callback`` accepts a keyword argument ``name`` (or any keyword)."""
+    try:
+        parameters = inspect.signature(callback).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    return any(
+        (p.name == name and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY))
+        or p.kind is p.VAR_KEYWORD
+        for p in parameters
+    )
 
 
 async def maybe_await(value: Any) -> Any:
@@ -113,8 +140,28 @@ def response_part(final: ToolResponse, *, will_continue: bool | None = None) -> 
             response=final.response,
             will_continue=will_continue,
             parts=parts or None,
+            artifact=storable_artifact(final) if final.artifact is not None else None,
         )
     )
+
+
+def storable_artifact(final: ToolResponse) -> Any:
+    """A response's artifact as JSON values for the session, or None (with one warning)
+    when it is not JSON: it then stays on the ``ToolResponse`` only."""
+    try:
+        value = to_jsonable_python(final.artifact, bytes_mode="base64", inf_nan_mode="null")
+        problem = state_value_problem(value)
+    except Exception as exc:  # pydantic cannot encode it
+        problem = f"a {type(final.artifact).__name__} ({type(exc).__name__})"
+    if problem is None:
+        return value
+    logger.warning(
+        "tool %r returned an artifact that is not JSON (%s): it is kept on the ToolResponse "
+        "only, not stored in the session",
+        final.name,
+        problem,
+    )
+    return None
 
 
 def merge_actions(into: EventActions, ctx: ToolContext) -> None:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .._errors import FAILURES, ToolError, failure, log_failure
-from .._results import to_response
+from .._results import split_result, to_response
 from .._types import ToolResponse
 
 if TYPE_CHECKING:
@@ -71,7 +71,8 @@ async def responses(
     name = callee.name
 
     def response(value: Any, final: bool) -> ToolResponse:
-        body, parts = to_response(value)
+        content, artifact = split_result(value)
+        body, parts = to_response(content)
         return ToolResponse(
             id=call_id,
             name=name,
@@ -79,6 +80,7 @@ async def responses(
             final=final,
             duration_s=time.perf_counter() - started,
             parts=parts,
+            artifact=artifact,
         )
 
     kind = callee.kind

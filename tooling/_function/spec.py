@@ -29,7 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 
-from .._types import Diagnostic
+from .._types import Diagnostic, ToolResult
 from .docstrings import parse_docstring
 from .schema import parameters_schema, response_schema
 from .target import CONTEXT_PARAM_NAME, Target
@@ -456,6 +456,11 @@ def _response_schema(
         if get_origin(annotation) not in _GENERATOR_ORIGINS or not get_args(annotation):
             return None
         annotation = get_args(annotation)[0]  # what each update carries
+    if annotation is ToolResult or get_origin(annotation) is ToolResult:
+        # The model receives the content: ``ToolResult[T]`` describes it, a bare one not.
+        if not get_args(annotation):
+            return None
+        annotation = get_args(annotation)[0]
     if annotation is Any or annotation is object:
         return None
     try:

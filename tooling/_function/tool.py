@@ -29,7 +29,7 @@ from .._base import (
     validate_tool_name,
 )
 from .._errors import FAILURES, ToolError
-from .._results import to_response
+from .._results import split_result, to_response
 from .._types import Diagnostic, ToolResponse
 from .arguments import Args, validate_arguments
 from .calling import Callee, call_once, closing, failed, in_thread, responses
@@ -281,7 +281,7 @@ class FunctionTool(BaseTool, Generic[P, R]):
             raise
         except FAILURES as exc:
             raise failed(self.name, exc) from exc
-        return to_response(result)[0]
+        return to_response(split_result(result)[0])[0]
 
     @asynccontextmanager
     async def stream(
@@ -314,13 +314,15 @@ class FunctionTool(BaseTool, Generic[P, R]):
         spec = self._cell.spec or self._cell.build()
         ctx = self._with_context(spec, ctx)
         started = time.perf_counter()
-        body, parts = to_response(await self._call_once(spec, arguments, ctx, runtime))
+        content, artifact = split_result(await self._call_once(spec, arguments, ctx, runtime))
+        body, parts = to_response(content)
         return ToolResponse(
             id=ctx.function_call_id if ctx is not None else "",
             name=self.name,
             response=body,
             duration_s=time.perf_counter() - started,
             parts=parts,
+            artifact=artifact,
         )
 
     def stream_responses(

@@ -334,7 +334,9 @@ class Dispatch:
             response = await self._call_handling_requests(
                 tool, call, checked, ctx, confirmed, started
             )
-        after = await hooks.after(tool, call, checked.values, ctx, response.response)
+        after = await hooks.after(
+            tool, call, checked.values, ctx, response.response, artifact=response.artifact
+        )
         if after is not None:
             response.response = after
             response.full_response = None

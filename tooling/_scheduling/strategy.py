@@ -25,7 +25,8 @@ ContextFactory = Callable[[ToolCall], ToolContext]
 class CallHooks(Protocol):
     """Callbacks around each call; a non-None return replaces the tool's response dict.
 
-    ``args`` are the call's checked arguments as JSON values (defaults filled in).
+    ``args`` are the call's checked arguments as JSON values (defaults filled in);
+    ``artifact`` what the tool kept for the application (``ToolResult``), or None.
     """
 
     async def before(
@@ -39,6 +40,8 @@ class CallHooks(Protocol):
         args: dict[str, Any],
         ctx: ToolContext,
         response: dict[str, Any],
+        *,
+        artifact: Any = None,
     ) -> dict[str, Any] | None: ...
 
 

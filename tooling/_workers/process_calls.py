@@ -86,6 +86,7 @@ async def process_updates(
                     final=kind == "result",
                     duration_s=time.perf_counter() - started,
                     parts=decode_parts(message["parts"]),
+                    artifact=message.get("artifact"),
                 )
             if ctx is not None and kind != "yield":
                 _apply_outcome(ctx, message)

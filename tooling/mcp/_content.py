@@ -8,6 +8,9 @@ Consuming: ``structuredContent`` is the response dict, else the text blocks are
 ``{"result": text}``; image, audio and embedded binary blocks become ``Blob`` values
 (put back where the server's response dict refers to them by ``{"part": i}``), resource
 links ``FileRef`` values. ``isError`` becomes a ``ToolError`` with the server's text.
+
+A ``ToolResult``'s artifact travels in the result's ``_meta`` under ``"artifact"`` (when
+it is JSON), both ways: what the model sees stays in the content.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ import binascii
 from typing import Any
 
 import mcp_types as types
-from pydantic_core import to_json
+from pydantic_core import to_json, to_jsonable_python
 
 from .._errors import ToolError
 from .._types import Blob, FileRef, ToolResponse
@@ -50,9 +53,34 @@ def to_call_result(
     shown = response.response if body is None else body
     content: list[types.ContentBlock] = [types.TextContent(text=_text(shown))]
     content.extend(_part_block(i, part) for i, part in enumerate(response.parts))
+    meta = _artifact_meta(response.artifact) if response.artifact is not None else None
     return types.CallToolResult(
-        content=content, structured_content=shown, is_error=response.error is not None
+        content=content,
+        structured_content=shown,
+        is_error=response.error is not None,
+        meta=meta,
     )
+
+
+#: The ``_meta`` key under which a ``ToolResult``'s artifact travels.
+ARTIFACT_KEY = "artifact"
+
+
+def _artifact_meta(artifact: Any) -> dict[str, Any] | None:
+    try:
+        value = to_jsonable_python(artifact, bytes_mode="base64", inf_nan_mode="null")
+        to_json(value)
+    except Exception:  # not JSON: kept by the server's ToolResponse only
+        return None
+    return {ARTIFACT_KEY: value}
+
+
+def artifact_from_result(result: types.CallToolResult) -> Any:
+    """The artifact a server put in the result's ``_meta`` (None: none)."""
+    meta = result.meta
+    if isinstance(meta, dict):
+        return meta.get(ARTIFACT_KEY)
+    return None
 
 
 def _decode(data: str) -> bytes:

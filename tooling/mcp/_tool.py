@@ -28,7 +28,7 @@ from .._errors import ToolError, error_details_from_validation
 from .._results import to_response
 from .._types import ToolResponse
 from ._connection import Connection, ConnectionLost, SessionExpired
-from ._content import error_from_result, response_from_result
+from ._content import artifact_from_result, error_from_result, response_from_result
 from ._meta import call_meta
 
 if TYPE_CHECKING:
@@ -159,7 +159,8 @@ class McpTool(BaseTool):
         self, args: Mapping[str, Any] | str, ctx: ToolContext | None = None
     ) -> dict[str, Any]:
         """Validate ``args`` against the input schema, call the server, map its answer."""
-        return await self._call_server(self.check_arguments(args).values, ctx)
+        result = await self._call_server(self.check_arguments(args).values, ctx)
+        return response_from_result(result)
 
     async def respond(
         self,
@@ -169,13 +170,21 @@ class McpTool(BaseTool):
         runtime: ToolRuntime | None = None,
     ) -> ToolResponse:
         """Call the server with arguments already checked against the input schema."""
-        body, parts = to_response(await self._call_server(arguments.values, ctx))
+        result = await self._call_server(arguments.values, ctx)
+        body, parts = to_response(response_from_result(result))
         call_id = ctx.function_call_id if ctx is not None else ""
-        return ToolResponse(id=call_id, name=self.name, response=body, parts=parts)
+        return ToolResponse(
+            id=call_id,
+            name=self.name,
+            response=body,
+            parts=parts,
+            artifact=artifact_from_result(result),
+        )
 
     async def _call_server(
         self, arguments: dict[str, Any], ctx: ToolContext | None
-    ) -> dict[str, Any]:
+    ) -> types.CallToolResult:
+        """Send the call; the server's successful result (an error result raises)."""
         connection = self._connection
 
         async def progress(progress: float, total: float | None, message: str | None) -> None:
@@ -239,4 +248,4 @@ class McpTool(BaseTool):
             ) from exc
         if result.is_error:
             raise error_from_result(result)
-        return response_from_result(result)
+        return result

@@ -18,6 +18,8 @@ import warnings
 from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from typing import Any
 
+from pydantic_core import to_jsonable_python
+
 from .._base import BaseTool, BaseToolset
 from .._cli.discovery import PROVIDERS, FoundTool, describe_exception, inspect_tool, tool_flags
 from .._scheduling.planning import scheduling_of
@@ -180,7 +182,18 @@ def _final(item: ToolResponse) -> dict[str, Any]:
         "error_code": item.error.code if item.error is not None else None,
         "duration_s": item.duration_s,
         "parts": [_part(p) for p in item.parts],
+        "artifact": _artifact(item.artifact),
     }
+
+
+def _artifact(artifact: Any) -> Any:
+    """A call's artifact as JSON for the page (the text of what is not JSON)."""
+    if artifact is None:
+        return None
+    try:
+        return to_jsonable_python(artifact, bytes_mode="base64", inf_nan_mode="null")
+    except Exception:  # not JSON: the page shows its repr
+        return repr(artifact)[:2000]
 
 
 def add_tool_routes(server: WebServer, catalogues: Mapping[str, ToolCatalogue]) -> None:

@@ -550,6 +550,11 @@ const TryIt = {
       el("div", { class: "status-" + status, text: final.error_code ? final.error_code : `ok · ${(final.duration_s * 1000).toFixed(1)} ms` }),
       el("pre", { class: "json", dataset: { result: "", status, errorCode: final.error_code || "", json: json(response, 0) }, text: json(response) }),
     );
+    if (final.artifact !== undefined && final.artifact !== null) {
+      // What the tool kept for the application: shown apart, never sent to a model.
+      output.append(el("div", { class: "muted", text: "artifact (kept for the application, not sent to the model):" }),
+        el("pre", { class: "json", dataset: { artifact: "", json: json(final.artifact, 0) }, text: json(final.artifact) }));
+    }
     final.parts.forEach((part, index) => {
       if (part.data_url && part.mime_type.startsWith("image/")) {
         output.append(el("img", { src: part.data_url, alt: `part ${index}`, dataset: { part: String(index), mime: part.mime_type } }));
@@ -800,6 +805,9 @@ const Sessions = {
         const failed = r.response && r.response.status === "error";
         const code = failed && r.response.error ? r.response.error.code : null;
         lines.push(el("div", { class: "response" + (failed ? " error" : ""), dataset: { response: r.name, callId: r.id || "", status: failed ? "error" : "ok" }, text: `← ${r.name}: ${clip(json(r.response, 0), 300)}` + (code ? ` [${code}]` : "") }));
+        if (r.artifact !== undefined && r.artifact !== null) {
+          lines.push(el("div", { class: "muted artifact", dataset: { artifact: r.name, callId: r.id || "" }, text: `  artifact (not sent to the model): ${clip(json(r.artifact, 0), 300)}` }));
+        }
       }
       if (part.inlineData) lines.push(el("div", { class: "muted", text: `(${part.inlineData.mimeType})` }));
     }
