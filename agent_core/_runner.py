@@ -30,6 +30,7 @@ from .sessions.base import (
 )
 
 if TYPE_CHECKING:
+    from tooling.auth import CredentialService
     from tooling.integration import ProcessPool
 
 __all__ = ["RunConfig", "Runner"]
@@ -46,6 +47,9 @@ class Runner(Closing):
     Use :meth:`run_async` in async code, :meth:`run` elsewhere (it drives its own event
     loop on a worker thread, so it works inside a running loop too). Closing the runner
     (``close``/``aclose`` or leaving a ``with`` block) closes every toolset.
+    ``credential_service`` stores the credentials of tools with ``auth=`` (in memory by
+    default; ``SqliteCredentialService``, ``PostgresCredentialService`` or
+    ``credential_service_from_url`` to keep them across processes).
     """
 
     def __init__(
@@ -56,6 +60,7 @@ class Runner(Closing):
         session_service: BaseSessionService | None = None,
         artifact_service: BaseArtifactService | None = None,
         memory_service: BaseMemoryService | None = None,
+        credential_service: CredentialService | None = None,
     ) -> None:
         from .services.artifacts import InMemoryArtifactService
         from .services.memory import InMemoryMemoryService
@@ -66,9 +71,19 @@ class Runner(Closing):
         self.session_service = session_service or InMemorySessionService()
         self.artifact_service = artifact_service or InMemoryArtifactService()
         self.memory_service = memory_service or InMemoryMemoryService()
+        self._credential_service = credential_service
         self.pool = WorkerPool(64, name=f"agent-{agent.name}")
         self._processes: ProcessPool | None = None
         self._closed = False
+
+    @property
+    def credential_service(self) -> CredentialService:
+        """Where tools' credentials are stored (in memory unless given; made on first use)."""
+        if self._credential_service is None:
+            from tooling.auth import InMemoryCredentialService
+
+            self._credential_service = InMemoryCredentialService()
+        return self._credential_service
 
     @property
     def processes(self) -> ProcessPool:
@@ -146,6 +161,7 @@ class Runner(Closing):
             memory_service=self.memory_service,
             pool=self.pool,
             processes=lambda: self.processes,
+            credential_service=self.credential_service,
         )
 
     async def _session(self, user_id: str, session_id: str) -> Session:

@@ -272,7 +272,13 @@ def test_runner_awaits_top_level_await() -> None:
 # -- the API reference is generated from docstrings: every public name needs one -------------
 
 
-_DOCUMENTED_MODULES = ("tooling", "agent_core", "agent_core.testing", "tooling.mcp")
+_DOCUMENTED_MODULES = (
+    "tooling",
+    "agent_core",
+    "agent_core.testing",
+    "tooling.mcp",
+    "tooling.auth",
+)
 
 
 def _public_objects() -> Iterator[tuple[str, Any]]:
@@ -307,7 +313,7 @@ def test_the_api_reference_lists_every_public_name() -> None:
     listed = set(re.findall(r"^::: ([\w.]+)", pages, flags=re.MULTILINE))
     missing = [
         f"{name}.{attr}"
-        for name in ("tooling", "agent_core", "tooling.mcp")
+        for name in ("tooling", "agent_core", "tooling.mcp", "tooling.auth")
         for attr in importlib.import_module(name).__all__
         if f"{name}.{attr}" not in listed
     ]

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 
     from ._context import ReadonlyContext, ToolContext
     from ._workers.processes import ProcessPool
+    from .auth._credentials import AuthConfig
 
 __all__ = [
     "BaseTool",
@@ -121,6 +122,8 @@ class BaseTool(ABC):
     conflict_key: ConflictKeyRule | None = None
     #: Where the call runs: ``"process"`` tools run in a worker process a scheduler owns.
     isolation: Isolation = "thread"
+    #: The credential the scheduler gets before each call (``tool_context.credential``).
+    auth: AuthConfig | None = None
 
     @property
     def is_destructive(self) -> bool:

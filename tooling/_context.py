@@ -7,10 +7,14 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ._state import State
 from ._types import Blob, Confirmation, MemoryHit, ToolProgress
+
+if TYPE_CHECKING:
+    from .auth._credentials import AccessToken, ApiKey, BasicCredentials, BearerToken
+    from .auth._service import CredentialService
 
 __all__ = [
     "ReadonlyContext",
@@ -235,6 +239,10 @@ class ToolContext(ReadonlyContext, ABC):
         }
         self.tool_confirmation: Confirmation | None = None
         """The user's confirmation of this call, when it was resumed with one."""
+        self.credential: AccessToken | ApiKey | BearerToken | BasicCredentials | None = None
+        """The credential obtained for the tool's ``auth=`` before this call (else None)."""
+        self.credential_service: CredentialService | None = None
+        """Where this call's credentials are stored; None: the scheduler's."""
         # Framework hook: when set (e.g. by a scheduler streaming a dispatch), progress goes
         # here instead of to _deliver_progress, whatever the context's class.
         self._progress_sink: Callable[[ToolProgress], None] | None = None
@@ -367,10 +375,14 @@ class ToolContext(ReadonlyContext, ABC):
 class SimpleToolContext(ToolContext):
     """A self-contained ``ToolContext`` for tests, scripts and the default scheduler.
 
-    ``agent_name`` is ``caller`` and ``user_id`` is ``"anonymous"``. State is in memory:
-    ``state`` is the base (read, never modified) and writes land in
+    ``agent_name`` is ``caller`` and ``user_id`` is ``"anonymous"`` unless given. State is
+    in memory: ``state`` is the base (read, never modified) and writes land in
     ``actions.state_delta``. Artifacts are kept in memory as versioned ``Blob``s;
     memory search finds nothing.
+
+    ``credentials``: the credential service a scheduler uses for this context's calls
+    (a test's pre-filled ``InMemoryCredentialService``, say); credentials are stored
+    under ``app_name`` and ``user_id``.
 
     Progress goes to ``on_progress(item)`` when given, called on the emitting thread (so
     it must be thread-safe and quick). Otherwise it is kept in :attr:`progress`, which
@@ -389,17 +401,23 @@ class SimpleToolContext(ToolContext):
         invocation_id: str = "",
         session_id: str = "",
         auth_responses: Mapping[str, Mapping[str, Any]] | None = None,
+        credentials: CredentialService | None = None,
+        user_id: str = "anonymous",
+        app_name: str = "",
     ) -> None:
         """Make a context for agent ``caller`` over ``state``; see the class docs."""
         super().__init__(
             invocation_id=invocation_id,
             agent_name=caller,
-            user_id="anonymous",
+            user_id=user_id,
             session_id=session_id,
             state=state,
             function_call_id=function_call_id,
             auth_responses=auth_responses,
         )
+        self.credential_service = credentials
+        self.app_name = app_name
+        """The app credentials are stored under (with ``user_id``)."""
         self._on_progress = on_progress
         self._progress_limit = DEFAULT_PROGRESS_LIMIT
         self._progress_lock = threading.Lock()

@@ -108,6 +108,7 @@ def _scheduler(inv: Invocation, agent: Agent, tools: dict[str, BaseTool]) -> Sch
         pool=inv.services.pool,
         processes=inv.services.processes() if isolated else None,
         hooks=ToolCallbacks(agent) if callbacks else None,
+        credential_service=inv.services.credential_service,
     )
 
 

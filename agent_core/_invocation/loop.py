@@ -33,6 +33,7 @@ from .tracing import invocation_trace
 from .turn import model_turn
 
 if TYPE_CHECKING:
+    from tooling.auth import CredentialService
     from tooling.integration import ProcessPool, WorkerPool
 
     from .._config import RunConfig
@@ -58,6 +59,8 @@ class RunServices:
     memory_service: BaseMemoryService
     pool: WorkerPool
     processes: Callable[[], ProcessPool]
+    #: Where tools' credentials are stored (None: each dispatch's scheduler keeps its own).
+    credential_service: CredentialService | None = None
 
 
 class Invocation:

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, ParamSpec, TypeVar, overload
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar, overload
 
 from .._base import ConfirmationPredicate, ConflictKeyRule
 from .target import Isolation
 from .tool import FunctionTool
+
+if TYPE_CHECKING:
+    from ..auth._credentials import AuthConfig
 
 __all__ = ["tool"]
 
@@ -33,6 +36,7 @@ def tool(
     run_in_thread: bool = True,
     conflict_key: ConflictKeyRule | None = None,
     isolation: Isolation = "thread",
+    auth: AuthConfig | None = None,
 ) -> Callable[[Callable[P, R]], FunctionTool[P, R]]: ...
 def tool(func: Callable[..., Any] | None = None, /, **options: Any) -> Any:
     """Turn a typed function into a :class:`FunctionTool`; use bare or with options.
@@ -47,7 +51,9 @@ def tool(func: Callable[..., Any] | None = None, /, **options: Any) -> Any:
     of the validated arguments giving a key: under AUTO, calls with different keys
     overlap and calls with the same key keep their order), ``isolation`` (``"process"``
     runs a sync function or generator in a worker process that a timeout or cancellation
-    really stops; the function must be importable by module and name).
+    really stops; the function must be importable by module and name), ``auth`` (a
+    ``tooling.auth.AuthConfig``: the scheduler gets the tool a valid credential before
+    each call, as ``tool_context.credential``).
     """
     if func is not None:
         return FunctionTool(func, **options)

@@ -37,6 +37,7 @@ from .target import Isolation, Target, analyze_target, process_reference
 
 if TYPE_CHECKING:
     from .._context import ToolContext
+    from ..auth._credentials import AuthConfig
     from .spec import ToolSpec
 
 __all__ = ["FunctionTool"]
@@ -99,6 +100,7 @@ class FunctionTool(BaseTool, Generic[P, R]):
         run_in_thread: bool = True,
         conflict_key: ConflictKeyRule | None = None,
         isolation: Isolation = "thread",
+        auth: AuthConfig | None = None,
     ) -> None:
         target = analyze_target(func)
         if name is None and target.name == "<lambda>":
@@ -124,6 +126,7 @@ class FunctionTool(BaseTool, Generic[P, R]):
                 "isolation='process' in a worker process: choose one"
             )
         self.isolation: Isolation = isolation
+        self.auth = _checked_auth(auth, target, isolation)
         # Where a worker process finds the function: (module, qualname), checked here.
         self._process_ref = process_reference(target) if isolation == "process" else None
         #: One call, one response, in this process (not a generator, not isolated).
@@ -420,6 +423,25 @@ def _checked_conflict_key(rule: ConflictKeyRule | None, target: Target) -> Confl
             f"({', '.join(names) or 'it has none'})"
         )
     return rule
+
+
+def _checked_auth(auth: Any, target: Target, isolation: Isolation) -> AuthConfig | None:
+    """``auth`` if it is an ``AuthConfig`` a call can be given a credential for."""
+    if auth is None:
+        return None
+    from ..auth._credentials import AuthConfig
+
+    if not isinstance(auth, AuthConfig):
+        raise TypeError(
+            f"tool {target.qualname}: auth= takes a tooling.auth.AuthConfig, not "
+            f"{type(auth).__name__}"
+        )
+    if isolation == "process":
+        raise ValueError(
+            f"tool {target.qualname}: credentials stay in the caller's process, so auth= "
+            "cannot be combined with isolation='process'"
+        )
+    return auth
 
 
 def is_method_tool(tool: FunctionTool[..., Any]) -> bool:

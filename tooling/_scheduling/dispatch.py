@@ -21,6 +21,7 @@ from .._state import show_earlier_writes
 from .._tracing import dispatch_trace
 from .._types import Confirmation, ToolCall, ToolResponse
 from .confirmation import WaitingForUser, check_confirmation, check_requests
+from .credentials import obtain_credential, run_authorized
 from .planning import CallRecord, Mode, Plan, Segment, plan_dispatch
 from .progress import CallProgress, ProgressChannel
 from .running import run_within_limit
@@ -310,6 +311,9 @@ class Dispatch:
             if tool.require_confirmation is False and answer is None
             else await check_confirmation(tool, checked, ctx, answer)
         )
+        if tool.auth is not None:
+            assert ctx is not None
+            await obtain_credential(self.settings, tool, ctx)
         return await self._call_handling_hooks(tool, call, checked, ctx, confirmed, started)
 
     async def _call_handling_hooks(
@@ -352,7 +356,11 @@ class Dispatch:
         started: float,
     ) -> ToolResponse:
         """The run, then what the tool asked for while running (confirmation, a credential)."""
-        response = await run_within_limit(self, tool, call, checked, ctx, started)
+        if tool.auth is None:
+            response = await run_within_limit(self, tool, call, checked, ctx, started)
+        else:
+            assert ctx is not None
+            response = await run_authorized(self, tool, call, checked, ctx, started)
         if ctx is not None:
             check_requests(tool, checked, ctx, confirmed)
         return response
@@ -360,7 +368,7 @@ class Dispatch:
     def _uses_context(self, tool: BaseTool) -> bool:
         """Whether the call needs a context: a tool that takes none, with no hooks to hand
         one to, can do without (its actions and state writes would be empty)."""
-        return self.settings.hooks is not None or tool.takes_context
+        return self.settings.hooks is not None or tool.takes_context or tool.auth is not None
 
     def runtime(self, tool: BaseTool) -> ToolRuntime:
         """The threads (and, for an isolated tool, the processes) a call may use."""

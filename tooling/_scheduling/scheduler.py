@@ -23,6 +23,7 @@ from .strategy import CallHooks, ContextFactory, DispatchSettings, ExecutionStra
 
 if TYPE_CHECKING:
     from .._workers.processes import ProcessPool
+    from ..auth._service import CredentialService
 
 __all__ = [
     "ExecutionStrategy",
@@ -39,7 +40,8 @@ class Scheduler:
     threads; ``isolation="process"`` tools in up to ``max_processes`` worker processes
     (default: the number of CPUs). ``pool`` and ``processes`` share pools made elsewhere
     (an agent loop's, across turns; they stay their owner's to shut down); ``hooks`` are
-    callbacks around each call.
+    callbacks around each call. ``credential_service`` stores the credentials of tools
+    with ``auth=`` (in memory by default; a context's own ``credential_service`` wins).
     """
 
     def __init__(
@@ -55,6 +57,7 @@ class Scheduler:
         hooks: CallHooks | None = None,
         pool: WorkerPool | None = None,
         processes: ProcessPool | None = None,
+        credential_service: CredentialService | None = None,
     ) -> None:
         if max_concurrency is not None and max_concurrency < 1:
             raise ValueError("max_concurrency must be at least 1")
@@ -81,6 +84,16 @@ class Scheduler:
         self._owns_pools = (pool is None, processes is None)
         #: Callbacks around each tool call (an agent's tool callbacks; None for plain use).
         self.hooks: CallHooks | None = hooks
+        self._credential_service = credential_service
+
+    @property
+    def credential_service(self) -> CredentialService:
+        """Where credentials of tools with ``auth=`` are stored (in memory unless given)."""
+        if self._credential_service is None:
+            from ..auth._service import InMemoryCredentialService
+
+            self._credential_service = InMemoryCredentialService()
+        return self._credential_service
 
     @property
     def tools(self) -> Mapping[str, BaseTool]:
@@ -133,6 +146,7 @@ class Scheduler:
             hooks=self.hooks,
             thread_pool=lambda: self.pool,
             process_pool=lambda: self.processes,
+            credential_service=lambda: self.credential_service,
         )
 
     async def dispatch(

@@ -15,6 +15,7 @@ from .._types import ToolCall
 if TYPE_CHECKING:
     from .._workers.processes import ProcessPool
     from .._workers.threads import WorkerPool
+    from ..auth._service import CredentialService
 
 __all__ = ["ExecutionStrategy"]
 
@@ -78,3 +79,5 @@ class DispatchSettings:
     hooks: CallHooks | None
     thread_pool: Callable[[], WorkerPool]
     process_pool: Callable[[], ProcessPool]
+    #: Where credentials of tools with ``auth=`` are stored (made on first use).
+    credential_service: Callable[[], CredentialService]
