@@ -30,6 +30,7 @@ from mcp import types as mcp_types
 from pydantic import BaseModel, Field, create_model
 
 from tooling import _jsonschema as ops
+from tooling import _schema_rewrites as rewrites
 from tooling._base import BaseTool
 from tooling._export import anthropic, gemini, mcp, openai
 from tooling._types import Diagnostic
@@ -824,26 +825,31 @@ def test_renamed_copy_exports_under_the_new_name() -> None:
 
 
 def test_split_null_forms() -> None:
-    assert ops.split_null({"anyOf": [{"type": "integer"}, {"type": "null"}], "default": None}) == (
+    assert rewrites.split_null(
+        {"anyOf": [{"type": "integer"}, {"type": "null"}], "default": None}
+    ) == (
         {"type": "integer", "default": None},
         True,
     )
     several = {"anyOf": [{"type": "integer"}, {"type": "string"}, {"type": "null"}]}
-    assert ops.split_null(several) == ({"anyOf": [{"type": "integer"}, {"type": "string"}]}, True)
-    assert ops.split_null({"type": ["string", "null"]}) == ({"type": "string"}, True)
-    assert ops.split_null({"enum": ["a", None]}) == ({"enum": ["a"]}, True)
-    assert ops.split_null({"type": "null"}) == ({"type": "null"}, False)
-    assert ops.split_null({"type": "integer"}) == ({"type": "integer"}, False)
+    assert rewrites.split_null(several) == (
+        {"anyOf": [{"type": "integer"}, {"type": "string"}]},
+        True,
+    )
+    assert rewrites.split_null({"type": ["string", "null"]}) == ({"type": "string"}, True)
+    assert rewrites.split_null({"enum": ["a", None]}) == ({"enum": ["a"]}, True)
+    assert rewrites.split_null({"type": "null"}) == ({"type": "null"}, False)
+    assert rewrites.split_null({"type": "integer"}) == ({"type": "integer"}, False)
 
 
 def test_tuple_to_items() -> None:
     same = {"type": "array", "prefixItems": [{"type": "integer"}] * 2, "minItems": 2}
-    assert ops.tuple_to_items(same) == (
+    assert rewrites.tuple_to_items(same) == (
         {"type": "array", "minItems": 2, "items": {"type": "integer"}},
         False,
     )
     mixed = {"type": "array", "prefixItems": [{"type": "integer"}, {"type": "string"}]}
-    assert ops.tuple_to_items(mixed)[1] is True
+    assert rewrites.tuple_to_items(mixed)[1] is True
 
 
 def test_admits_null() -> None:

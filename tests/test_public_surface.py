@@ -254,6 +254,7 @@ LAYERS: dict[str, list[list[str]]] = {
             "tooling._jsonsafe",
             "tooling._bounds",
             "tooling._jsonschema",
+            "tooling._schema_rewrites",
             "tooling._state",
             "tooling._results",
             "tooling._context",

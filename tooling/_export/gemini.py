@@ -67,6 +67,7 @@ import math
 from typing import TYPE_CHECKING, Any, Final, TypeGuard
 
 from .. import _jsonschema as ops
+from .. import _schema_rewrites as rewrites
 from .._jsonschema import JSONSchema
 from .._types import Diagnostic
 
@@ -194,7 +195,7 @@ class _LegacyConverter:
         defs = root.get("$defs")
         self.defs: dict[str, Any] = defs if isinstance(defs, dict) else {}
         self.recursive = ops.recursive_defs(root)
-        self.recorder = ops.LossRecorder(_TARGET)
+        self.recorder = rewrites.LossRecorder(_TARGET)
         self.expanding: list[str] = []
         self.nodes = 0
 
@@ -212,7 +213,7 @@ class _LegacyConverter:
             self.lossy(param, "a schema that accepts no value cannot be expressed; it was dropped")
             return {}
         if "allOf" in node:
-            node, conflict = ops.merge_all_of(node)
+            node, conflict = rewrites.merge_all_of(node)
             if conflict:
                 self.lossy(param, "allOf with conflicting keywords was merged, widening it")
         if "oneOf" in node:
@@ -222,7 +223,7 @@ class _LegacyConverter:
                 **ops.strip_keys(node, {"oneOf"}),
                 "anyOf": [*node.get("anyOf", []), *node["oneOf"]],
             }
-        core, nullable = ops.split_null(node)
+        core, nullable = rewrites.split_null(node)
         if nullable:
             out = self.convert(core, param)
             out["nullable"] = True
@@ -287,7 +288,7 @@ class _LegacyConverter:
     def _plain(self, node: JSONSchema, param: str | None) -> JSONSchema:
         out: JSONSchema = {}
         if "prefixItems" in node:
-            node, lost = ops.tuple_to_items(node)
+            node, lost = rewrites.tuple_to_items(node)
             if lost:
                 self.lossy(param, "tuple positions were merged into one item schema (anyOf)")
         typ = node.get("type")
@@ -407,7 +408,7 @@ class _LegacyConverter:
             result["nullable"] = True
         if unlisted:
             allowed = ", ".join(json.dumps(v, default=str) for v in values if v is not None)
-            result = ops.describe(result, f"Allowed values: {allowed}.")
+            result = rewrites.describe(result, f"Allowed values: {allowed}.")
             self.lossy(
                 param, "non-string enum values cannot be listed; they are named in the description"
             )

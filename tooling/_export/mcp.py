@@ -24,6 +24,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from .. import _jsonschema as ops
+from .. import _schema_rewrites as rewrites
 from .._jsonschema import JSONSchema
 from .._types import Diagnostic
 
@@ -53,7 +54,7 @@ def export(tool: BaseTool) -> tuple[dict[str, Any], list[Diagnostic]]:
 
 def output_schema(response: JSONSchema) -> tuple[JSONSchema, list[Diagnostic]]:
     """An object schema for a tool's response schema (see the module docs)."""
-    recorder = ops.LossRecorder("MCP outputSchema")
+    recorder = rewrites.LossRecorder("MCP outputSchema")
     schema = ops.deep_copy(response)
     typ = schema.get("type")
     if typ == "object":

@@ -62,6 +62,7 @@ import json
 from typing import TYPE_CHECKING, Any, Final
 
 from .. import _jsonschema as ops
+from .. import _schema_rewrites as rewrites
 from .._jsonschema import MISSING, JSONSchema
 from .._types import Diagnostic
 
@@ -160,7 +161,7 @@ class _StrictConverter:
         self.defs_in: dict[str, Any] = defs if isinstance(defs, dict) else {}
         self.defs_out: dict[str, JSONSchema] = {}
         self.started: set[str] = set()
-        self.recorder = ops.LossRecorder(_TARGET)
+        self.recorder = rewrites.LossRecorder(_TARGET)
 
     def convert_root(self) -> JSONSchema:
         root = ops.strip_keys(self.root, {"$defs", "definitions"})
@@ -189,7 +190,7 @@ class _StrictConverter:
             self.lossy(param, "a schema that accepts no value was widened to any value")
             return self._any({}, param)
         if "allOf" in node:
-            node, conflict = ops.merge_all_of(node)
+            node, conflict = rewrites.merge_all_of(node)
             if conflict:
                 self.lossy(param, "allOf with conflicting keywords was merged, widening it")
         if "oneOf" in node:
@@ -202,7 +203,7 @@ class _StrictConverter:
         if isinstance(node.get("items"), list):  # draft-04 tuple form
             node = {**ops.strip_keys(node, {"items"}), "prefixItems": node["items"]}
         if "prefixItems" in node:
-            node, lost = ops.tuple_to_items(node)
+            node, lost = rewrites.tuple_to_items(node)
             if lost:
                 self.lossy(param, "tuple positions were merged into one item schema (anyOf)")
 
@@ -340,4 +341,4 @@ def _is_object(node: JSONSchema) -> bool:
 def _with_description(schema: JSONSchema, text: str) -> JSONSchema:
     if "$ref" in schema:
         schema = {"anyOf": [schema]}
-    return ops.describe(schema, text)
+    return rewrites.describe(schema, text)
