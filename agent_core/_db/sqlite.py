@@ -13,7 +13,6 @@ consistent snapshot.
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import threading
 from collections.abc import Callable, Sequence
@@ -31,14 +30,6 @@ T = TypeVar("T")
 
 #: How long, in seconds, a transaction waits for another connection's lock by default.
 DEFAULT_BUSY_TIMEOUT = 30.0
-
-
-def dump_json(value: Any, what: str) -> str:
-    """``value`` as JSON text; a value JSON cannot hold raises ``TypeError`` naming ``what``."""
-    try:
-        return json.dumps(value, ensure_ascii=False)
-    except (TypeError, ValueError) as exc:
-        raise TypeError(f"{what} cannot be stored: it is not JSON-serializable ({exc})") from exc
 
 
 class SqliteDatabase:

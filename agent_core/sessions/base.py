@@ -8,7 +8,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .._events import Event
+from .._ids import new_id, now
 from .errors import SessionBusyError, SessionExistsError, SessionStoreError
+from .state import TEMP_PREFIX, without_temp
 
 __all__ = [
     "BaseSessionService",
@@ -37,9 +39,15 @@ class Session:
 
 
 class BaseSessionService(ABC):
-    """Where sessions live. All methods are async and keyword-only."""
+    """Where sessions live. All methods are async and keyword-only.
 
-    @abstractmethod
+    :meth:`create_session` and :meth:`append_event` are templates: what every store does
+    around its storage (fresh ids, ``temp:`` keys kept out of the store, the caller's
+    session updated in place) is done here, and a store implements only the storage, in
+    :meth:`_create_session` and :meth:`_append_event` (a store may instead override the
+    two public methods whole).
+    """
+
     async def create_session(
         self,
         *,
@@ -53,6 +61,30 @@ class BaseSessionService(ABC):
         returned session only). An id the user already has in the app raises
         :class:`SessionExistsError` (a ``ValueError``); of concurrent creates of one
         id exactly one succeeds."""
+        initial = dict(state or {})
+        session = await self._create_session(
+            app_name=app_name,
+            user_id=user_id,
+            session_id=session_id if session_id is not None else new_id("s"),
+            state=without_temp(initial),
+            created_at=now(),
+        )
+        session.state.update((k, v) for k, v in initial.items() if k.startswith(TEMP_PREFIX))
+        return session
+
+    async def _create_session(
+        self,
+        *,
+        app_name: str,
+        user_id: str,
+        session_id: str,
+        state: dict[str, Any],
+        created_at: float,
+    ) -> Session:
+        """Store a new session with ``state`` (no ``temp:`` keys; the caller's dict, to
+        copy if kept) and return it with its merged state and no events. An id taken
+        raises :class:`SessionExistsError`."""
+        raise NotImplementedError(f"{type(self).__name__} does not create sessions")
 
     @abstractmethod
     async def get_session(self, *, app_name: str, user_id: str, session_id: str) -> Session | None:
@@ -61,14 +93,14 @@ class BaseSessionService(ABC):
         The result is the caller's own copy: changing it changes nothing stored."""
 
     @abstractmethod
-    async def list_sessions(self, *, app_name: str, user_id: str) -> list[Session]:
-        """The user's sessions of the app (events may be left out)."""
+    async def list_sessions(self, *, app_name: str, user_id: str | None = None) -> list[Session]:
+        """The sessions of the app in creation order: the user's, or every user's when
+        ``user_id`` is None (events may be left out)."""
 
     @abstractmethod
     async def delete_session(self, *, app_name: str, user_id: str, session_id: str) -> None:
         """Delete a session and its events (no error if it does not exist)."""
 
-    @abstractmethod
     async def append_event(self, session: Session, event: Event) -> Event:
         """Store ``event`` and apply its ``actions.state_delta``, as one transaction.
 
@@ -81,6 +113,25 @@ class BaseSessionService(ABC):
         without its ``temp:`` keys, as stored. Partial events are not stored (returned
         as is). Appending to a session that does not exist raises ``ValueError``.
         """
+        if event.partial:
+            return event
+        delta = event.actions.state_delta
+        stored_delta = without_temp(delta)
+        await self._append_event(session, event, stored_delta)
+        if len(stored_delta) != len(delta):
+            event.actions.state_delta = stored_delta
+        session.state.update(delta)
+        session.events.append(event)
+        session.last_update_time = max(session.last_update_time, event.timestamp)
+        return event
+
+    async def _append_event(
+        self, session: Session, event: Event, state_delta: dict[str, Any]
+    ) -> None:
+        """Store ``event`` with ``state_delta`` (its delta without ``temp:`` keys) as its
+        delta, and apply that delta to the stored state, in one transaction. A session
+        that does not exist raises ``ValueError`` and nothing is stored."""
+        raise NotImplementedError(f"{type(self).__name__} does not store events")
 
     def lease(
         self, *, app_name: str, user_id: str, session_id: str, timeout: float

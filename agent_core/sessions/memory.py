@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import copy
+import itertools
 import threading
 from typing import Any
 
 from .._events import Event
-from .._ids import new_id, now
 from .base import BaseSessionService, Session, SessionExistsError
-from .state import TEMP_PREFIX, merge_state, split_delta, without_temp
+from .state import merge_state, split_delta, without_temp
 
 __all__ = ["InMemorySessionService"]
 
@@ -39,6 +39,9 @@ class InMemorySessionService(BaseSessionService):
         self._user_state: dict[tuple[str, str], dict[str, Any]] = {}
         # (app_name, user_id) -> session id -> the stored session (state: its own keys).
         self._sessions: dict[tuple[str, str], dict[str, Session]] = {}
+        # (app_name, user_id, session id) -> its place in the order sessions were created.
+        self._created: dict[tuple[str, str, str], int] = {}
+        self._count = itertools.count()
 
     # -- helpers (call with the lock held) ------------------------------------------------
 
@@ -61,43 +64,37 @@ class InMemorySessionService(BaseSessionService):
 
     # -- the interface --------------------------------------------------------------------
 
-    async def create_session(
+    async def _create_session(
         self,
         *,
         app_name: str,
         user_id: str,
-        session_id: str | None = None,
-        state: dict[str, Any] | None = None,
+        session_id: str,
+        state: dict[str, Any],
+        created_at: float,
     ) -> Session:
-        """Create a session; ``state`` is scoped by prefix like any delta.
-
-        ``temp:`` keys of ``state`` appear in the returned session only. A ``session_id``
-        already used by this user of the app raises ``SessionExistsError``.
-        """
-        sid = session_id if session_id is not None else new_id("s")
-        initial = dict(state or {})
-        scoped = split_delta(copy.deepcopy(without_temp(initial)))
+        scoped = split_delta(copy.deepcopy(state))
         with self._lock:
             sessions = self._sessions.setdefault((app_name, user_id), {})
-            if sid in sessions:
+            if session_id in sessions:
                 raise SessionExistsError(
-                    f"session {sid!r} already exists for user {user_id!r} of app {app_name!r}"
+                    f"session {session_id!r} already exists for user {user_id!r} of app "
+                    f"{app_name!r}"
                 )
             if scoped.app:
                 self._app_state.setdefault(app_name, {}).update(scoped.app)
             if scoped.user:
                 self._user_state.setdefault((app_name, user_id), {}).update(scoped.user)
             stored = Session(
-                id=sid,
+                id=session_id,
                 app_name=app_name,
                 user_id=user_id,
                 state=scoped.session,
-                last_update_time=now(),
+                last_update_time=created_at,
             )
-            sessions[sid] = stored
-            created = self._copy_out(stored, with_events=True)
-        created.state.update((k, v) for k, v in initial.items() if k.startswith(TEMP_PREFIX))
-        return created
+            sessions[session_id] = stored
+            self._created[(app_name, user_id, session_id)] = next(self._count)
+            return self._copy_out(stored, with_events=True)
 
     async def get_session(self, *, app_name: str, user_id: str, session_id: str) -> Session | None:
         """A copy of the session with its events and merged state, or None."""
@@ -107,13 +104,21 @@ class InMemorySessionService(BaseSessionService):
                 return None
             return self._copy_out(stored, with_events=True)
 
-    async def list_sessions(self, *, app_name: str, user_id: str) -> list[Session]:
-        """The user's sessions of the app in creation order, with merged state, no events."""
+    async def list_sessions(self, *, app_name: str, user_id: str | None = None) -> list[Session]:
+        """The sessions of the app in creation order (the user's, or every user's when
+        ``user_id`` is None), with merged state, no events."""
         with self._lock:
-            return [
-                self._copy_out(stored, with_events=False)
-                for stored in self._sessions.get((app_name, user_id), {}).values()
-            ]
+            if user_id is not None:
+                found = list(self._sessions.get((app_name, user_id), {}).values())
+            else:
+                found = [
+                    stored
+                    for (app, _), sessions in self._sessions.items()
+                    if app == app_name
+                    for stored in sessions.values()
+                ]
+                found.sort(key=lambda s: self._created[(s.app_name, s.user_id, s.id)])
+            return [self._copy_out(stored, with_events=False) for stored in found]
 
     async def delete_session(self, *, app_name: str, user_id: str, session_id: str) -> None:
         """Delete a session and its events (no error if it does not exist)."""
@@ -121,21 +126,13 @@ class InMemorySessionService(BaseSessionService):
             sessions = self._sessions.get((app_name, user_id))
             if sessions is not None:
                 sessions.pop(session_id, None)
+                self._created.pop((app_name, user_id, session_id), None)
                 if not sessions:
                     del self._sessions[(app_name, user_id)]
 
-    async def append_event(self, session: Session, event: Event) -> Event:
-        """Store a copy of ``event`` and apply its state delta, all at once.
-
-        A partial event is returned as is. Otherwise the full delta (``temp:`` keys
-        included) is applied to ``session.state``, ``event`` is appended to
-        ``session.events``, and ``event.actions.state_delta`` is replaced by a new dict
-        without the ``temp:`` keys, as stored. Appending to a session that does not
-        exist (deleted, or from another service) raises ``ValueError``.
-        """
-        if event.partial:
-            return event
-        delta = event.actions.state_delta
+    async def _append_event(
+        self, session: Session, event: Event, state_delta: dict[str, Any]
+    ) -> None:
         stored_event = _copy_event(event)
         stored_event.actions.state_delta = without_temp(stored_event.actions.state_delta)
         scoped = split_delta(stored_event.actions.state_delta)
@@ -154,12 +151,6 @@ class InMemorySessionService(BaseSessionService):
             stored.state.update(scoped.session)
             stored.events.append(stored_event)
             stored.last_update_time = max(stored.last_update_time, event.timestamp)
-        if len(stored_event.actions.state_delta) != len(delta):
-            event.actions.state_delta = without_temp(delta)
-        session.state.update(delta)
-        session.events.append(event)
-        session.last_update_time = max(session.last_update_time, event.timestamp)
-        return event
 
 
 def _copy_event(event: Event) -> Event:

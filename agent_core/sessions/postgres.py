@@ -5,17 +5,16 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
+from .._db.encoding import EncodedDelta, decode_state, event_json
 from .._db.postgres import PostgresBacked, in_transaction
 from .._events import Event
-from .._ids import new_id, now
 from .base import BaseSessionService, Session, SessionBusyError, SessionExistsError
 from .lease import busy_message, local_lease
-from .sqlite import _EncodedDelta
-from .state import TEMP_PREFIX, merge_state, without_temp
+from .state import merge_state
 
 if TYPE_CHECKING:
     import psycopg
@@ -129,7 +128,7 @@ _LOCK_KEY = "hashtextextended(current_schema() || '/' || %s, 0)"
 
 
 async def _write_delta(
-    conn: AsyncConnection, encoded: _EncodedDelta, app_name: str, user_id: str, session_id: str
+    conn: AsyncConnection, encoded: EncodedDelta, app_name: str, user_id: str, session_id: str
 ) -> None:
     # Keys in sorted order: two transactions upserting the same keys lock them in the same
     # order, so they wait for each other instead of deadlocking.
@@ -145,10 +144,6 @@ async def _write_delta(
                 _UPSERT_SESSION,
                 [(app_name, user_id, session_id, k, v) for k, v in sorted(encoded.session)],
             )
-
-
-def _decode(rows: Iterable[tuple[Any, ...]]) -> dict[str, Any]:
-    return {key: json.loads(value) for key, value in rows}
 
 
 class _SharedState:
@@ -170,7 +165,7 @@ class _SharedState:
         return cls(app, user)
 
     async def read(self) -> tuple[dict[str, Any], dict[str, Any]]:
-        return _decode(await self.app.fetchall()), _decode(await self.user.fetchall())
+        return decode_state(await self.app.fetchall()), decode_state(await self.user.fetchall())
 
 
 async def _shared_state(
@@ -334,24 +329,17 @@ class PostgresSessionService(PostgresBacked, BaseSessionService):
 
     # -- the interface --------------------------------------------------------------------
 
-    async def create_session(
+    async def _create_session(
         self,
         *,
         app_name: str,
         user_id: str,
-        session_id: str | None = None,
-        state: dict[str, Any] | None = None,
+        session_id: str,
+        state: dict[str, Any],
+        created_at: float,
     ) -> Session:
-        """Create a session; ``state`` is scoped by prefix like any delta.
-
-        ``temp:`` keys of ``state`` appear in the returned session only. A ``session_id``
-        already used by this user of the app raises ``SessionExistsError``; of
-        concurrent creates of one id exactly one succeeds.
-        """
-        sid = session_id if session_id is not None else new_id("s")
-        initial = dict(state or {})
-        encoded = _EncodedDelta(without_temp(initial))
-        created_at = now()
+        encoded = EncodedDelta(state)
+        sid = session_id
 
         async def work(conn: AsyncConnection) -> Session:
             cur = await conn.execute(
@@ -365,17 +353,15 @@ class PostgresSessionService(PostgresBacked, BaseSessionService):
                 )
             await _write_delta(conn, encoded, app_name, user_id, sid)
             app, user = await _shared_state(conn, app_name, user_id)
-            own = {k: json.loads(v) for k, v in encoded.session}
             return Session(
                 id=sid,
                 app_name=app_name,
                 user_id=user_id,
-                state=merge_state(app, user, own),
+                state=merge_state(app, user, encoded.own_state()),
                 last_update_time=created_at,
             )
 
         session: Session = await self._db.call(lambda: self._write((app_name, user_id, sid), work))
-        session.state.update((k, v) for k, v in initial.items() if k.startswith(TEMP_PREFIX))
         return session
 
     async def get_session(self, *, app_name: str, user_id: str, session_id: str) -> Session | None:
@@ -401,7 +387,7 @@ class PostgresSessionService(PostgresBacked, BaseSessionService):
                 row = await head.fetchone()
                 if row is None:
                     return None
-                own_state = _decode(await own.fetchall())
+                own_state = decode_state(await own.fetchall())
                 app, user = await shared.read()
                 events = [Event.from_dict(json.loads(d)) for (d,) in await data.fetchall()]
             return Session(
@@ -416,35 +402,51 @@ class PostgresSessionService(PostgresBacked, BaseSessionService):
         found: Session | None = await self._db.call(lambda: self._write(key, work))
         return found
 
-    async def list_sessions(self, *, app_name: str, user_id: str) -> list[Session]:
-        """The user's sessions of the app in creation order, with merged state, no events."""
+    async def list_sessions(self, *, app_name: str, user_id: str | None = None) -> list[Session]:
+        """The sessions of the app in creation order (the user's, or every user's when
+        ``user_id`` is None), with merged state, no events."""
+        where, args = (
+            (" WHERE app_name = %s", (app_name,))
+            if user_id is None
+            else (" WHERE app_name = %s AND user_id = %s", (app_name, user_id))
+        )
 
         async def work(conn: AsyncConnection) -> list[Session]:
-            await _snapshot(conn)
-            cur = await conn.execute(
-                "SELECT id, update_time FROM agent_sessions WHERE app_name = %s AND user_id = %s"
-                " ORDER BY created",
-                (app_name, user_id),
-            )
-            rows = await cur.fetchall()
-            own: dict[str, dict[str, Any]] = {}
-            state = await conn.execute(
-                "SELECT session_id, key, value FROM agent_session_state"
-                " WHERE app_name = %s AND user_id = %s",
-                (app_name, user_id),
-            )
-            for sid, key, value in await state.fetchall():
-                own.setdefault(sid, {})[key] = json.loads(value)
-            app, user = await _shared_state(conn, app_name, user_id)
+            async with conn.pipeline():
+                await _snapshot(conn)
+                heads = await conn.execute(
+                    "SELECT user_id, id, update_time FROM agent_sessions"
+                    + where
+                    + " ORDER BY created",
+                    args,
+                )
+                own_rows = await conn.execute(
+                    "SELECT user_id, session_id, key, value FROM agent_session_state" + where,
+                    args,
+                )
+                user_rows = await conn.execute(
+                    "SELECT user_id, key, value FROM agent_user_state" + where, args
+                )
+                app_rows = await conn.execute(
+                    "SELECT key, value FROM agent_app_state WHERE app_name = %s", (app_name,)
+                )
+                rows = await heads.fetchall()
+                own: dict[tuple[str, str], dict[str, Any]] = {}
+                for user, sid, key, value in await own_rows.fetchall():
+                    own.setdefault((user, sid), {})[key] = json.loads(value)
+                users: dict[str, dict[str, Any]] = {}
+                for user, key, value in await user_rows.fetchall():
+                    users.setdefault(user, {})[key] = json.loads(value)
+                app = decode_state(await app_rows.fetchall())
             return [
                 Session(
                     id=sid,
                     app_name=app_name,
-                    user_id=user_id,
-                    state=merge_state(app, user, own.get(sid, {})),
+                    user_id=user,
+                    state=merge_state(app, users.get(user, {}), own.get((user, sid), {})),
                     last_update_time=float(update_time),
                 )
-                for sid, update_time in rows
+                for user, sid, update_time in rows
             ]
 
         listed: list[Session] = await self._db.call(lambda: self._db.transaction(work))
@@ -463,30 +465,17 @@ class PostgresSessionService(PostgresBacked, BaseSessionService):
 
         await self._db.call(lambda: self._write(key, work))
 
-    async def append_event(self, session: Session, event: Event) -> Event:
-        """Store ``event`` and its state delta in one transaction.
-
-        A partial event is returned as is. Otherwise the transaction bumps the session's
-        event count (locking its row: appends to one session commit one at a time, in
-        sequence), inserts the event and upserts each key of the delta into its scope's
-        table; it reads nothing else, so events other writers appended meanwhile are
-        kept. Then the full delta (``temp:`` keys included) is applied to
-        ``session.state``, ``event`` is appended to ``session.events`` and
-        ``event.actions.state_delta`` is replaced by a new dict without the ``temp:``
-        keys, as stored. Appending to a session that does not exist raises
-        ``ValueError`` and stores nothing; a state value that is not JSON-serializable
-        raises ``TypeError`` and stores nothing.
-        """
-        if event.partial:
-            return event
-        delta = event.actions.state_delta
-        stored_delta = without_temp(delta)
-        encoded = _EncodedDelta(stored_delta)
-        event.actions.state_delta = stored_delta
-        try:
-            data = event.to_json()
-        finally:
-            event.actions.state_delta = delta
+    async def _append_event(
+        self, session: Session, event: Event, state_delta: dict[str, Any]
+    ) -> None:
+        """One statement, so one round trip and its own transaction (see ``_APPEND``): it
+        bumps the session's event count (locking its row: appends to one session commit
+        one at a time, in sequence), inserts the event and upserts each key of the delta;
+        it reads nothing else, so events other writers appended meanwhile are kept. A
+        state value that is not JSON-serializable raises ``TypeError`` and stores
+        nothing."""
+        encoded = EncodedDelta(state_delta)
+        data = event_json(event, state_delta)
         key = (session.app_name, session.user_id, session.id)
         app_name, user_id, sid = key
 
@@ -516,9 +505,3 @@ class PostgresSessionService(PostgresBacked, BaseSessionService):
                 )
 
         await self._db.call(lambda: self._write(key, work, one_statement=True))
-        if len(stored_delta) != len(delta):
-            event.actions.state_delta = stored_delta
-        session.state.update(delta)
-        session.events.append(event)
-        session.last_update_time = max(session.last_update_time, event.timestamp)
-        return event

@@ -9,16 +9,16 @@ import os
 import socket
 import time
 import uuid
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
-from .._db.sqlite import DEFAULT_BUSY_TIMEOUT, SqliteBacked, dump_json
+from .._db.encoding import EncodedDelta, decode_state, event_json
+from .._db.sqlite import DEFAULT_BUSY_TIMEOUT, SqliteBacked
 from .._events import Event
-from .._ids import new_id, now
 from .base import BaseSessionService, Session, SessionBusyError, SessionExistsError
 from .lease import LeaseLostError, busy_message, local_lease, poll_until
-from .state import TEMP_PREFIX, merge_state, split_delta, without_temp
+from .state import merge_state
 
 if TYPE_CHECKING:
     import sqlite3
@@ -103,37 +103,26 @@ _UPSERT_SESSION = """INSERT INTO session_state (app_name, user_id, session_id, k
     ON CONFLICT (app_name, user_id, session_id, key) DO UPDATE SET value = excluded.value"""
 
 
-class _EncodedDelta:
-    """A state delta split by scope, its values already JSON text (encoded off the lock)."""
-
-    __slots__ = ("app", "session", "user")
-
-    def __init__(self, delta: dict[str, Any]) -> None:
-        scoped = split_delta(delta)
-        self.app = [(k, dump_json(v, f"state value app:{k}")) for k, v in scoped.app.items()]
-        self.user = [(k, dump_json(v, f"state value user:{k}")) for k, v in scoped.user.items()]
-        self.session = [(k, dump_json(v, f"state value {k}")) for k, v in scoped.session.items()]
-
-    def write(self, conn: sqlite3.Connection, app_name: str, user_id: str, session_id: str) -> None:
-        if self.app:
-            conn.executemany(_UPSERT_APP, [(app_name, k, v) for k, v in self.app])
-        if self.user:
-            conn.executemany(_UPSERT_USER, [(app_name, user_id, k, v) for k, v in self.user])
-        if self.session:
-            conn.executemany(
-                _UPSERT_SESSION, [(app_name, user_id, session_id, k, v) for k, v in self.session]
-            )
-
-
-def _decode(rows: Iterable[tuple[str, str]]) -> dict[str, Any]:
-    return {key: json.loads(value) for key, value in rows}
+def _write_delta(
+    conn: sqlite3.Connection, encoded: EncodedDelta, app_name: str, user_id: str, session_id: str
+) -> None:
+    if encoded.app:
+        conn.executemany(_UPSERT_APP, [(app_name, k, v) for k, v in encoded.app])
+    if encoded.user:
+        conn.executemany(_UPSERT_USER, [(app_name, user_id, k, v) for k, v in encoded.user])
+    if encoded.session:
+        conn.executemany(
+            _UPSERT_SESSION, [(app_name, user_id, session_id, k, v) for k, v in encoded.session]
+        )
 
 
 def _shared_state(
     conn: sqlite3.Connection, app_name: str, user_id: str
 ) -> tuple[dict[str, Any], dict[str, Any]]:
-    app = _decode(conn.execute("SELECT key, value FROM app_state WHERE app_name = ?", (app_name,)))
-    user = _decode(
+    app = decode_state(
+        conn.execute("SELECT key, value FROM app_state WHERE app_name = ?", (app_name,))
+    )
+    user = decode_state(
         conn.execute(
             "SELECT key, value FROM user_state WHERE app_name = ? AND user_id = ?",
             (app_name, user_id),
@@ -272,23 +261,16 @@ class SqliteSessionService(SqliteBacked, BaseSessionService):
 
     # -- the interface --------------------------------------------------------------------
 
-    async def create_session(
+    async def _create_session(
         self,
         *,
         app_name: str,
         user_id: str,
-        session_id: str | None = None,
-        state: dict[str, Any] | None = None,
+        session_id: str,
+        state: dict[str, Any],
+        created_at: float,
     ) -> Session:
-        """Create a session; ``state`` is scoped by prefix like any delta.
-
-        ``temp:`` keys of ``state`` appear in the returned session only. A ``session_id``
-        already used by this user of the app raises ``SessionExistsError``.
-        """
-        sid = session_id if session_id is not None else new_id("s")
-        initial = dict(state or {})
-        encoded = _EncodedDelta(without_temp(initial))
-        created_at = now()
+        encoded = EncodedDelta(state)
 
         def work(conn: sqlite3.Connection) -> Session:
             import sqlite3  # loaded by now: the connection exists
@@ -297,26 +279,24 @@ class SqliteSessionService(SqliteBacked, BaseSessionService):
                 conn.execute(
                     "INSERT INTO sessions (app_name, user_id, id, create_time, update_time)"
                     " VALUES (?, ?, ?, ?, ?)",
-                    (app_name, user_id, sid, created_at, created_at),
+                    (app_name, user_id, session_id, created_at, created_at),
                 )
             except sqlite3.IntegrityError:
                 raise SessionExistsError(
-                    f"session {sid!r} already exists for user {user_id!r} of app {app_name!r}"
+                    f"session {session_id!r} already exists for user {user_id!r} of app "
+                    f"{app_name!r}"
                 ) from None
-            encoded.write(conn, app_name, user_id, sid)
+            _write_delta(conn, encoded, app_name, user_id, session_id)
             app, user = _shared_state(conn, app_name, user_id)
-            own = {k: json.loads(v) for k, v in encoded.session}
             return Session(
-                id=sid,
+                id=session_id,
                 app_name=app_name,
                 user_id=user_id,
-                state=merge_state(app, user, own),
+                state=merge_state(app, user, encoded.own_state()),
                 last_update_time=created_at,
             )
 
-        session = await self._db.write(work)
-        session.state.update((k, v) for k, v in initial.items() if k.startswith(TEMP_PREFIX))
-        return session
+        return await self._db.write(work)
 
     async def get_session(self, *, app_name: str, user_id: str, session_id: str) -> Session | None:
         """The session with its events (in commit order) and merged state, or None."""
@@ -329,7 +309,7 @@ class SqliteSessionService(SqliteBacked, BaseSessionService):
             if row is None:
                 return None
             key = (app_name, user_id, session_id)
-            own = _decode(
+            own = decode_state(
                 conn.execute(
                     "SELECT key, value FROM session_state"
                     " WHERE app_name = ? AND user_id = ? AND session_id = ?",
@@ -356,32 +336,44 @@ class SqliteSessionService(SqliteBacked, BaseSessionService):
 
         return await self._db.read(work)
 
-    async def list_sessions(self, *, app_name: str, user_id: str) -> list[Session]:
-        """The user's sessions of the app in creation order, with merged state, no events."""
+    async def list_sessions(self, *, app_name: str, user_id: str | None = None) -> list[Session]:
+        """The sessions of the app in creation order (the user's, or every user's when
+        ``user_id`` is None), with merged state, no events."""
+        where, args = (
+            (" WHERE app_name = ?", (app_name,))
+            if user_id is None
+            else (" WHERE app_name = ? AND user_id = ?", (app_name, user_id))
+        )
 
         def work(conn: sqlite3.Connection) -> list[Session]:
             rows = conn.execute(
-                "SELECT id, update_time FROM sessions WHERE app_name = ? AND user_id = ?"
-                " ORDER BY create_time, rowid",
-                (app_name, user_id),
+                "SELECT user_id, id, update_time FROM sessions"
+                + where
+                + " ORDER BY create_time, rowid",
+                args,
             ).fetchall()
-            own: dict[str, dict[str, Any]] = {}
-            for sid, key, value in conn.execute(
-                "SELECT session_id, key, value FROM session_state"
-                " WHERE app_name = ? AND user_id = ?",
-                (app_name, user_id),
+            own: dict[tuple[str, str], dict[str, Any]] = {}
+            for user, sid, key, value in conn.execute(
+                "SELECT user_id, session_id, key, value FROM session_state" + where, args
             ):
-                own.setdefault(sid, {})[key] = json.loads(value)
-            app, user = _shared_state(conn, app_name, user_id)
+                own.setdefault((user, sid), {})[key] = json.loads(value)
+            users: dict[str, dict[str, Any]] = {}
+            for user, key, value in conn.execute(
+                "SELECT user_id, key, value FROM user_state" + where, args
+            ):
+                users.setdefault(user, {})[key] = json.loads(value)
+            app = decode_state(
+                conn.execute("SELECT key, value FROM app_state WHERE app_name = ?", (app_name,))
+            )
             return [
                 Session(
                     id=sid,
                     app_name=app_name,
-                    user_id=user_id,
-                    state=merge_state(app, user, own.get(sid, {})),
+                    user_id=user,
+                    state=merge_state(app, users.get(user, {}), own.get((user, sid), {})),
                     last_update_time=float(update_time),
                 )
-                for sid, update_time in rows
+                for user, sid, update_time in rows
             ]
 
         return await self._db.read(work)
@@ -398,31 +390,16 @@ class SqliteSessionService(SqliteBacked, BaseSessionService):
 
         await self._db.write(work)
 
-    async def append_event(self, session: Session, event: Event) -> Event:
-        """Store ``event`` and its state delta in one transaction.
-
-        A partial event is returned as is. Otherwise the transaction inserts the event,
-        upserts each key of the delta into its scope's table and bumps the session's
-        update time; it reads nothing else, so events other writers appended meanwhile
-        are kept, not overwritten. Then the full delta (``temp:`` keys included) is
-        applied to ``session.state``, ``event`` is appended to ``session.events`` and
-        ``event.actions.state_delta`` is replaced by a new dict without the ``temp:``
-        keys, as stored. Appending to a session that does not exist raises
-        ``ValueError`` and stores nothing; a state value that is not JSON-serializable
-        raises ``TypeError`` and stores nothing.
-        """
-        if event.partial:
-            return event
-        delta = event.actions.state_delta
-        stored_delta = without_temp(delta)
-        encoded = _EncodedDelta(stored_delta)
-        event.actions.state_delta = stored_delta
-        try:
-            data = event.to_json()
-        finally:
-            event.actions.state_delta = delta
+    async def _append_event(
+        self, session: Session, event: Event, state_delta: dict[str, Any]
+    ) -> None:
+        """Insert the event, upsert each key of the delta into its scope's table and bump
+        the session's update time, in one transaction that reads nothing else (events
+        other writers appended meanwhile are kept). A state value that is not
+        JSON-serializable raises ``TypeError`` and stores nothing."""
+        encoded = EncodedDelta(state_delta)
+        data = event_json(event, state_delta)
         app_name, user_id, sid = session.app_name, session.user_id, session.id
-
         token = self._held.get((app_name, user_id, sid))
         ttl = self.lease_ttl
 
@@ -451,12 +428,6 @@ class SqliteSessionService(SqliteBacked, BaseSessionService):
                 " VALUES (?, ?, ?, ?, ?, ?)",
                 (app_name, user_id, sid, event.id, event.timestamp, data),
             )
-            encoded.write(conn, app_name, user_id, sid)
+            _write_delta(conn, encoded, app_name, user_id, sid)
 
         await self._db.write(work)
-        if len(stored_delta) != len(delta):
-            event.actions.state_delta = stored_delta
-        session.state.update(delta)
-        session.events.append(event)
-        session.last_update_time = max(session.last_update_time, event.timestamp)
-        return event

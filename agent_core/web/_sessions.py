@@ -12,7 +12,6 @@ wire shape) runs the agent and streams its events as server-sent events.
 from __future__ import annotations
 
 import copy
-import sys
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -25,8 +24,6 @@ from .._events import Event
 from .._invocation.requests import Waiting
 from .._runner import RunConfig, Runner
 from ..sessions.base import BaseSessionService, Session
-from ..sessions.memory import InMemorySessionService
-from ..sessions.sqlite import SqliteSessionService
 
 __all__ = [
     "pending_calls",
@@ -83,16 +80,9 @@ class SessionsApi:
         return session, pending
 
     async def _updated(self, user_id: str, session_id: str) -> float | None:
-        """The session's last update time, or None (no such session, or the service
-        cannot list sessions: then nothing is cached)."""
-        try:
-            rows = await _all_sessions(self.service, self.app_name)
-        except HttpError:
-            return None
-        for user, sid, updated in rows:
-            if user == user_id and sid == session_id:
-                return updated
-        return None
+        """The session's last update time, or None (no such session)."""
+        listed = await self.service.list_sessions(app_name=self.app_name, user_id=user_id)
+        return next((s.last_update_time for s in listed if s.id == session_id), None)
 
     async def sessions(self) -> list[dict[str, Any]]:
         """Every session of the app, most recently updated first."""
@@ -173,45 +163,7 @@ class SessionsApi:
 
 async def _all_sessions(service: BaseSessionService, app_name: str) -> list[tuple[str, str, float]]:
     """``(user, session id, last update)`` of every session of the app, any user."""
-    if isinstance(service, SqliteSessionService):
-
-        def work(conn: Any) -> list[tuple[str, str, float]]:
-            return [
-                (str(u), str(i), float(t))
-                for u, i, t in conn.execute(
-                    "SELECT user_id, id, update_time FROM sessions WHERE app_name = ?",
-                    (app_name,),
-                )
-            ]
-
-        return await service._db.read(work)
-    if isinstance(service, InMemorySessionService):
-        with service._lock:
-            return [
-                (user_id, session.id, session.last_update_time)
-                for (app, user_id), sessions in service._sessions.items()
-                if app == app_name
-                for session in sessions.values()
-            ]
-    postgres = sys.modules.get("agent_core.sessions.postgres")  # loaded if it is in use
-    if postgres is not None and isinstance(service, postgres.PostgresSessionService):
-        database = service._db
-
-        async def query(conn: Any) -> list[tuple[str, str, float]]:
-            cursor = await conn.execute(
-                "SELECT user_id, id, update_time FROM agent_sessions WHERE app_name = %s",
-                (app_name,),
-            )
-            return [(str(u), str(i), float(t)) for u, i, t in await cursor.fetchall()]
-
-        rows: list[tuple[str, str, float]] = await database.call(
-            lambda: database.transaction(query)
-        )
-        return rows
-    lister = getattr(service, "list_all_sessions", None)
-    if lister is None:
-        raise HttpError(501, f"{type(service).__name__} cannot list the sessions of every user")
-    found: Sequence[Session] = await lister(app_name=app_name)
+    found = await service.list_sessions(app_name=app_name, user_id=None)
     return [(s.user_id, s.id, s.last_update_time) for s in found]
 
 
