@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel
 
 from tooling import BaseTool, BaseToolset, ExecutionStrategy, FunctionTool, ToolContext
+from tooling.integration import provider_aliases
 
 from .models.base import BaseLlm, LlmRequest, LlmResponse
 
@@ -114,6 +115,10 @@ class Agent:
             if t.name in seen:
                 raise ValueError(f"agent {name}: two tools are named {t.name!r}")
             seen.add(t.name)
+        try:
+            provider_aliases(seen)
+        except ValueError as exc:
+            raise ValueError(f"agent {name}: {exc}") from None
 
         self.sub_agents = list(sub_agents)
         for sub in self.sub_agents:

@@ -499,7 +499,7 @@ async def test_toolsets_close_with_an_async_runner() -> None:
     assert toolset.closed == 1
 
 
-@pytest.mark.parametrize("bad", ["with space", "x" * 70])
+@pytest.mark.parametrize("bad", ["with space", "x" * 130])
 async def test_a_prefix_making_an_invalid_name_is_an_error_event(bad: str) -> None:
     model = ScriptedModel(["never"])
     runner = Runner(Agent("a", model, tools=[WebToolset(tool_name_prefix=bad)]), app_name=APP)

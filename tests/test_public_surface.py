@@ -91,6 +91,8 @@ SURFACE: dict[str, list[str]] = {
         "load_target",
         "one_line",
         "pick_version",
+        "provider_aliases",
+        "provider_name",
         "run_cli",
         "state_value_problem",
         "trace_carrier",

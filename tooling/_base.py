@@ -85,8 +85,22 @@ class ToolRuntime:
 _DEFAULT_RUNTIME = ToolRuntime()
 
 
-def validate_tool_name(name: str, *, where: str = "tool") -> str:
-    """Return ``name`` if it is a valid tool name, else raise ``ValueError`` saying why."""
+def validate_tool_name(name: str, *, where: str = "tool", wide: bool = False) -> str:
+    """Return ``name`` if it is a valid tool name, else raise ``ValueError`` saying why.
+
+    ``wide=True`` takes MCP's names too (letters, digits, ``_``, ``-``, ``.``, ``/``, up
+    to 128 characters): a remote tool's, or one a toolset's prefix made longer. Every
+    exporter maps such a name to one its provider accepts.
+    """
+    if wide:
+        from ._export.names import WIDE_NAME_PATTERN
+
+        if isinstance(name, str) and WIDE_NAME_PATTERN.fullmatch(name):
+            return name
+        raise ValueError(
+            f"{where} name {name!r} is not valid: a tool name is letters, digits, '_', '-', "
+            "'.' or '/', at most 128 characters"
+        )
     if not isinstance(name, str) or not TOOL_NAME_PATTERN.fullmatch(name):
         raise ValueError(
             f"{where} name {name!r} is not valid: a tool name starts with a letter or '_', "
@@ -315,7 +329,7 @@ class BaseTool(ABC):
 
     def renamed(self, name: str) -> Self:
         """A shallow copy under another name; the original and its caches are untouched."""
-        validate_tool_name(name)
+        validate_tool_name(name, wide=True)
         clone = copy.copy(self)
         clone.__dict__.pop("_exports", None)
         clone.__dict__.pop("_export_diagnostics", None)
@@ -355,7 +369,8 @@ class BaseToolset(ABC):
         """:meth:`get_tools`, filtered, then renamed with the prefix (on copies).
 
         Raises ``ValueError`` if two of the resulting tools share a name or a prefixed
-        name is not a valid tool name.
+        name is not a valid tool name (MCP's characters, at most 128: each exporter maps a
+        longer or wider name to one its provider accepts).
         """
         tools = [
             t for t in await self.get_tools(readonly_context) if self._keep(t, readonly_context)

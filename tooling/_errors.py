@@ -84,6 +84,31 @@ def failure(tool_name: str, exc: BaseException) -> ToolError:
     return error
 
 
+#: An unknown tool's message names at most this many of the tools there are.
+LISTED_TOOLS = 20
+
+
+def not_found(name: str, tools: Iterable[str]) -> ToolError:
+    """``tool.not_found`` for ``name``, listing what may be called instead.
+
+    The names most like ``name`` come first, then the others in order, at most
+    :data:`LISTED_TOOLS` of them (a model that invented a name needs the real one, not a
+    catalog).
+    """
+    known = sorted(tools)
+    if not known:
+        listed = "there are none"
+    else:
+        import difflib  # on the failure path only
+
+        close = difflib.get_close_matches(name, known, n=5, cutoff=0.5)
+        ordered = [*close, *(n for n in known if n not in close)]
+        listed = "you may call: " + ", ".join(ordered[:LISTED_TOOLS])
+        if len(ordered) > LISTED_TOOLS:
+            listed += f" (and {len(ordered) - LISTED_TOOLS} more)"
+    return ToolError(f"there is no tool named {name!r}; {listed}", code="tool.not_found")
+
+
 def _preview(value: Any) -> Any:
     """Make an offending input JSON-safe and short enough to show a model."""
     if (

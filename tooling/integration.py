@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from ._context import artifact_blob, auth_config_key, pick_version
 from ._errors import error_details_from_validation
+from ._export.names import provider_aliases, provider_name
 from ._jsonsafe import state_value_problem
 from ._tracing import (
     CAPTURE_KEY,
@@ -81,6 +82,8 @@ __all__ = [
     "load_target",
     "one_line",
     "pick_version",
+    "provider_aliases",
+    "provider_name",
     "run_cli",
     "state_value_problem",
     "trace_carrier",

@@ -15,6 +15,8 @@ from typing import Any
 from google.genai import errors as genai_errors
 from google.genai import types
 
+from tooling.integration import provider_name
+
 from tooling import Blob, FileRef
 
 from .._content import Content, FunctionCall, FunctionResponse, Part
@@ -94,13 +96,13 @@ def _call_to_genai(call: FunctionCall) -> types.FunctionCall:
     # Arguments that were not an object were answered tool.invalid_arguments; Gemini's
     # history holds objects only, so such a call goes back with none.
     args = call.args if isinstance(call.args, dict) else {}
-    return types.FunctionCall(id=call.id, name=call.name, args=args)
+    return types.FunctionCall(id=call.id, name=provider_name(call.name, "gemini"), args=args)
 
 
 def _response_to_genai(response: FunctionResponse) -> types.FunctionResponse:
     return types.FunctionResponse(
         id=response.id,
-        name=response.name,
+        name=provider_name(response.name, "gemini"),
         response=response.response,
         will_continue=response.will_continue,
         parts=[_response_part_to_genai(p) for p in response.parts] if response.parts else None,

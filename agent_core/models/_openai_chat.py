@@ -24,6 +24,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from tooling.integration import provider_name
+
 from .._content import Content, FunctionCall, Part
 from . import _common as common
 from .base import LlmRequest, LlmResponse
@@ -126,7 +128,7 @@ def _assistant(content: Content, ids: common.CallIds) -> dict[str, Any] | None:
             "id": ids.for_call(p.function_call),
             "type": "function",
             "function": {
-                "name": p.function_call.name,
+                "name": provider_name(p.function_call.name, "openai"),
                 "arguments": common.arguments_text(p.function_call.args),
             },
         }

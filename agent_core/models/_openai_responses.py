@@ -28,6 +28,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from tooling.integration import provider_name
+
 from .._content import Content, FunctionCall, Part
 from . import _common as common
 from .base import LlmRequest, LlmResponse
@@ -117,7 +119,7 @@ def _model_items(content: Content, ids: common.CallIds, items: list[dict[str, An
                 {
                     "type": "function_call",
                     "call_id": ids.for_call(call),
-                    "name": call.name,
+                    "name": provider_name(call.name, "openai"),
                     "arguments": common.arguments_text(call.args),
                 }
             )

@@ -34,6 +34,8 @@ import base64
 from collections.abc import AsyncGenerator, Sequence
 from typing import TYPE_CHECKING, Any
 
+from tooling.integration import provider_name
+
 from .._content import Content, FunctionCall, FunctionResponse, Part
 from . import _common as common
 from .base import BaseLlm, LlmRequest, LlmResponse
@@ -169,7 +171,7 @@ def _tool_choice(settings: common.Settings, offered: Sequence[Any]) -> dict[str,
         return {"type": "none"}
     if mode == "ANY":
         if len(offered) == 1 and settings.allowed_tools:
-            return {"type": "tool", "name": offered[0].name}
+            return {"type": "tool", "name": provider_name(offered[0].name, "anthropic")}
         return {"type": "any"}
     if mode in ("AUTO", "VALIDATED"):
         return {"type": "auto"}
@@ -210,7 +212,12 @@ def _assistant_blocks(content: Content, ids: common.CallIds) -> list[dict[str, A
             call = part.function_call
             args = call.args if isinstance(call.args, dict) else {"arguments": call.args}
             blocks.append(
-                {"type": "tool_use", "id": ids.for_call(call), "name": call.name, "input": args}
+                {
+                    "type": "tool_use",
+                    "id": ids.for_call(call),
+                    "name": provider_name(call.name, "anthropic"),
+                    "input": args,
+                }
             )
         elif part.thought:
             if part.text is not None and part.thought_signature:

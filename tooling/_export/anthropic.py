@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import _jsonschema as ops
 from .._types import Diagnostic
+from .names import provider_name
 
 if TYPE_CHECKING:
     from .._base import BaseTool
@@ -24,4 +25,4 @@ def export(tool: BaseTool) -> tuple[dict[str, Any], list[Diagnostic]]:
     """The tool as an Anthropic tool dict (never lossy)."""
     schema = ops.deep_copy(tool.parameters_json_schema)
     schema.setdefault("type", "object")
-    return {"name": tool.name, "description": tool.description, "input_schema": schema}, []
+    return {"name": provider_name(tool.name, "anthropic"), "description": tool.description, "input_schema": schema}, []

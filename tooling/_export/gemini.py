@@ -70,6 +70,7 @@ from .. import _jsonschema as ops
 from .. import _schema_rewrites as rewrites
 from .._jsonschema import JSONSchema
 from .._types import Diagnostic
+from .names import provider_name
 
 if TYPE_CHECKING:
     from google.genai import types as genai_types
@@ -138,7 +139,7 @@ def export(
     if not legacy:
         response = tool.response_json_schema
         declaration = types.FunctionDeclaration(
-            name=tool.name,
+            name=provider_name(tool.name, "gemini"),
             description=tool.description or None,
             parameters_json_schema=ops.deep_copy(tool.parameters_json_schema),
             response_json_schema=None if response is None else ops.deep_copy(response),
@@ -152,7 +153,7 @@ def export(
             f"cannot export tool {tool.name!r} as a legacy Gemini schema: {exc}"
         ) from exc
     declaration = types.FunctionDeclaration(
-        name=tool.name,
+        name=provider_name(tool.name, "gemini"),
         description=tool.description or None,
         parameters=types.Schema.model_validate(parameters),
     )

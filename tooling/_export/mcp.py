@@ -27,6 +27,7 @@ from .. import _jsonschema as ops
 from .. import _schema_rewrites as rewrites
 from .._jsonschema import JSONSchema
 from .._types import Diagnostic
+from .names import provider_name
 
 if TYPE_CHECKING:
     from .._base import BaseTool
@@ -37,7 +38,7 @@ def export(tool: BaseTool) -> tuple[dict[str, Any], list[Diagnostic]]:
     input_schema = ops.deep_copy(tool.parameters_json_schema)
     input_schema.setdefault("type", "object")
     result: dict[str, Any] = {
-        "name": tool.name,
+        "name": provider_name(tool.name, "mcp"),
         "description": tool.description,
         "inputSchema": input_schema,
     }

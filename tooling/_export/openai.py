@@ -65,6 +65,7 @@ from .. import _jsonschema as ops
 from .. import _schema_rewrites as rewrites
 from .._jsonschema import MISSING, JSONSchema
 from .._types import Diagnostic
+from .names import provider_name
 
 if TYPE_CHECKING:
     from .._base import BaseTool
@@ -137,7 +138,7 @@ def export(tool: BaseTool, *, strict: bool = False) -> tuple[dict[str, Any], lis
     else:
         parameters = ops.deep_copy(tool.parameters_json_schema)
     function: dict[str, Any] = {
-        "name": tool.name,
+        "name": provider_name(tool.name, "openai"),
         "description": tool.description,
         "parameters": parameters,
         "strict": strict,

@@ -16,7 +16,7 @@ from typing import Any
 
 from .._base import BaseTool, CheckedArguments, ToolRuntime
 from .._context import SimpleToolContext, ToolContext, give_up, route_progress
-from .._errors import FAILURES, ToolError, log_failure
+from .._errors import FAILURES, ToolError, log_failure, not_found
 from .._state import show_earlier_writes
 from .._tracing import dispatch_trace
 from .._types import Confirmation, ToolCall, ToolResponse
@@ -385,11 +385,10 @@ class Dispatch:
         tools = self.settings.tools
         tool = tools.get(call.name)
         if tool is None:
-            names = ", ".join(sorted(tools)) or "(none)"
-            raise ToolError(
-                f"there is no tool named {call.name!r}; the tools are: {names}",
-                code="tool.not_found",
-            )
+            own = self.settings.aliases.get(call.name)
+            if own is None:
+                raise not_found(call.name, tools)
+            tool = tools[own]
         missing = sorted(set(tool.scopes) - self.granted_scopes) if tool.scopes else None
         if missing:
             raise ToolError(

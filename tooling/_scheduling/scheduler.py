@@ -14,6 +14,7 @@ from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
 from .._base import BaseTool
+from .._export.names import provider_aliases
 from .._function.tool import FunctionTool
 from .._types import Confirmation, ToolCall, ToolProgress, ToolResponse
 from .._workers.threads import WorkerPool
@@ -69,6 +70,8 @@ class Scheduler:
             if found.name in self._tools:
                 raise ValueError(f"two tools are named {found.name!r}; tool names must be unique")
             self._tools[found.name] = found
+        #: A provider's name for a tool (one it had to rename) -> the tool's own name.
+        self._aliases: dict[str, str] = provider_aliases(self._tools)
         self.strategy = ExecutionStrategy(strategy)
         self.max_concurrency = max_concurrency
         self.timeout = timeout
@@ -139,6 +142,7 @@ class Scheduler:
         """What a dispatch reads, as set now (the settings are plain attributes)."""
         return DispatchSettings(
             tools=self._tools,
+            aliases=self._aliases,
             strategy=self.strategy,
             max_concurrency=self.max_concurrency,
             timeout=self.timeout,

@@ -72,6 +72,8 @@ class DispatchSettings:
     """
 
     tools: Mapping[str, BaseTool]
+    #: A provider's name for a tool it had to rename -> the tool's own name.
+    aliases: Mapping[str, str]
     strategy: ExecutionStrategy
     max_concurrency: int | None
     timeout: float | None

@@ -73,7 +73,7 @@ class McpToolset(BaseToolset):
         fresh: list[BaseTool] = []
         for definition in definitions:
             try:
-                validate_tool_name(definition.name)
+                validate_tool_name(definition.name, wide=True)
             except ValueError as exc:
                 logger.warning("MCP server %s: tool skipped: %s", self.server.describe(), exc)
                 continue
