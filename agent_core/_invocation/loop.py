@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from tooling import BaseTool, ReadonlyContext
+from tooling.integration import provider_aliases
 
 from .._agent import Agent
 from .._content import Content
@@ -178,6 +179,10 @@ class Invocation:
                     f"two tools of agent {agent.name} are named {t.name!r}",
                 )
             tools[t.name] = t
+        try:
+            provider_aliases(tools)  # two tools one provider would see under one name
+        except ValueError as exc:
+            return self.error(agent, "agent.duplicate_tool", f"agent {agent.name}: {exc}")
         self._tools[agent.name] = tools
         return tools
 

@@ -18,7 +18,7 @@ from tooling import (
     ToolError,
     ToolResponse,
 )
-from tooling.integration import state_value_problem
+from tooling.integration import provider_aliases, state_value_problem
 
 from .._agent import Agent
 from .._content import FunctionCall, FunctionResponse, Part
@@ -94,12 +94,17 @@ def refusal(call: FunctionCall, tools: Mapping[str, BaseTool]) -> ToolError | No
     A name or arguments holding what JSON text cannot (a lone surrogate, an int past the
     digit limit) are escaped for the store; a call of a known tool with such arguments,
     or with arguments that are not an object, is answered ``tool.invalid_arguments``.
-    (An unknown name is left to the scheduler, which answers ``tool.not_found``.)
+    A name a provider was given for a tool it had to rename (``provider_name``) becomes
+    the tool's own name: the session keeps our names, whichever model asked. (An unknown
+    name is left to the scheduler, which answers ``tool.not_found``.)
     """
     call.name, _ = clean(call.name)
     call.args, problem = clean(call.args)
     if call.name not in tools:
-        return None
+        own = provider_aliases(tools).get(call.name)
+        if own is None:
+            return None
+        call.name = own
     if not isinstance(call.args, dict):
         kind = _JSON_KINDS.get(type(call.args), type(call.args).__name__)
         return ToolError(

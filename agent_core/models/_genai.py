@@ -15,9 +15,8 @@ from typing import Any
 from google.genai import errors as genai_errors
 from google.genai import types
 
-from tooling.integration import provider_name
-
 from tooling import Blob, FileRef
+from tooling.integration import provider_name
 
 from .._content import Content, FunctionCall, FunctionResponse, Part
 from .base import LlmRequest, LlmResponse

@@ -25,4 +25,8 @@ def export(tool: BaseTool) -> tuple[dict[str, Any], list[Diagnostic]]:
     """The tool as an Anthropic tool dict (never lossy)."""
     schema = ops.deep_copy(tool.parameters_json_schema)
     schema.setdefault("type", "object")
-    return {"name": provider_name(tool.name, "anthropic"), "description": tool.description, "input_schema": schema}, []
+    return {
+        "name": provider_name(tool.name, "anthropic"),
+        "description": tool.description,
+        "input_schema": schema,
+    }, []
