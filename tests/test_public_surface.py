@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import ast
 import importlib
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -327,3 +329,22 @@ def test_the_folders_import_only_downwards() -> None:
             if target_package == package and target_level > level:
                 upward.append(f"{name} (layer {level}) -> {target} (layer {target_level})")
     assert not upward, "upward imports:\n" + "\n".join(upward)
+
+
+def test_import_tooling_and_declaring_a_tool_do_not_import_asyncio() -> None:
+    # asyncio drags in ssl, socket, selectors and subprocess: nothing runs at import or
+    # decoration, so none of them is loaded until a tool first runs.
+    code = (
+        "import sys, tooling\n"
+        "@tooling.tool\n"
+        "def add(a: int, b: int = 1) -> int:\n"
+        "    return a + b\n"
+        "heavy = {'asyncio', 'ssl', 'socket', 'selectors', 'subprocess', 'concurrent.futures'}\n"
+        "print(sorted(heavy & set(sys.modules)))\n"
+        "import asyncio\n"
+        "print(asyncio.run(add.run({'a': 2})))\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
+    )
+    assert result.stdout.splitlines() == ["[]", "{'result': 3}"]

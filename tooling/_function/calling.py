@@ -7,12 +7,10 @@ a bound copy of a method tool calls its own bound function.
 
 from __future__ import annotations
 
-import asyncio
 import contextvars
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .._errors import FAILURES, ToolError, failure, log_failure
@@ -27,15 +25,20 @@ if TYPE_CHECKING:
 __all__: list[str] = []
 
 
-@dataclass(frozen=True, slots=True)
 class Callee:
     """The function a call runs, and how: awaited (``async``), on the event loop, or in
-    a worker thread (``in_thread``); ``name`` is the tool's, for errors."""
+    a worker thread (``in_thread``); ``name`` is the tool's, for errors.
 
-    name: str
-    func: Callable[..., Any]
-    kind: Kind
-    in_thread: bool
+    A plain slotted class: a dataclass costs more at import than it saves here.
+    """
+
+    __slots__ = ("func", "in_thread", "kind", "name")
+
+    def __init__(self, name: str, func: Callable[..., Any], kind: Kind, in_thread: bool) -> None:
+        self.name = name
+        self.func = func
+        self.kind: Kind = kind
+        self.in_thread = in_thread
 
 
 async def call_once(
@@ -137,6 +140,8 @@ async def in_thread(
     executor: Executor | None,
 ) -> Any:
     """``func(*call_args, **call_kwargs)`` on a worker thread, in a copy of this context."""
+    import asyncio  # here: ``import tooling`` does not import asyncio
+
     if executor is None:
         # Imported here: ``import tooling`` does not start the worker pool's module.
         from .._workers.threads import default_executor
