@@ -13,9 +13,11 @@ import pytest
 from agent_core import Agent, Runner, ScriptedModel
 from agent_core._content import Content, Part
 from agent_core._events import Event, EventActions
+from agent_core.services.base import ArtifactKey, BaseArtifactService
 from agent_core.sessions.base import BaseSessionService, Session, SessionExistsError
 from agent_core.sessions.memory import InMemorySessionService
 from agent_core.sessions.sqlite import SqliteSessionService
+from tooling import Blob
 
 APP = "app"
 
@@ -163,3 +165,63 @@ async def test_a_runner_runs_on_a_store_written_against_the_templates() -> None:
     ]
     assert events[-1].content is not None and events[-1].content.text == "Hello."
     assert store.sessions[(APP, "u", "s1")].state == {"said": "Hello."}
+
+
+class DictArtifacts(BaseArtifactService):
+    """An artifact store written against the templates: only its storage."""
+
+    def __init__(self) -> None:
+        self.files: dict[ArtifactKey, list[Blob]] = {}
+
+    async def _save(self, key: ArtifactKey, artifact: Blob) -> int:
+        self.files.setdefault(key, []).append(artifact)
+        return len(self.files[key]) - 1
+
+    async def _load(self, key: ArtifactKey, version: int | None) -> Blob | None:
+        versions = self.files.get(key, [])
+        if not versions:
+            return None
+        return versions[-1] if version is None else versions[version]
+
+    async def _filenames(self, app_name: str, user_id: str, session_id: str) -> list[str]:
+        return [
+            name
+            for (app, user, scope, name) in self.files
+            if app == app_name and user == user_id and scope in (session_id, "")
+        ]
+
+    async def _versions(self, key: ArtifactKey) -> list[int]:
+        return list(range(len(self.files.get(key, []))))
+
+    async def _delete(self, key: ArtifactKey) -> None:
+        self.files.pop(key, None)
+
+
+async def test_an_artifact_store_implementing_only_its_storage_files_user_artifacts_once() -> None:
+    store = DictArtifacts()
+    where = {"app_name": APP, "user_id": "u"}
+    given = Blob("text/plain", b"v0")
+    assert (
+        await store.save_artifact(**where, session_id="s1", filename="a.txt", artifact=given) == 0
+    )
+    assert (
+        await store.save_artifact(
+            **where, session_id="s1", filename="a.txt", artifact=Blob("text/plain", b"v1")
+        )
+        == 1
+    )
+    assert store.files[(APP, "u", "s1", "a.txt")][0] is not given  # stored as a copy
+    for session_id in ("s1", "s2"):
+        saved = await store.save_artifact(
+            **where, session_id=session_id, filename="user:prefs", artifact=given
+        )
+        assert saved == (0 if session_id == "s1" else 1)  # one file, shared by both
+    assert list(store.files) == [(APP, "u", "s1", "a.txt"), (APP, "u", "", "user:prefs")]
+
+    assert await store.list_artifact_keys(**where, session_id="s1") == ["a.txt", "user:prefs"]
+    assert await store.list_artifact_keys(**where, session_id="s2") == ["user:prefs"]
+    latest = await store.load_artifact(**where, session_id="s1", filename="a.txt")
+    assert latest == Blob("text/plain", b"v1")
+    assert await store.list_versions(**where, session_id="s2", filename="user:prefs") == [0, 1]
+    await store.delete_artifact(**where, session_id="s2", filename="user:prefs")
+    assert await store.list_artifact_keys(**where, session_id="s1") == ["a.txt"]

@@ -14,22 +14,12 @@ from tooling import Blob
 from tooling.integration import pick_version
 
 from .._db.sqlite import SqliteBacked
-from .base import BaseArtifactService
+from .base import USER_ARTIFACT_PREFIX, ArtifactKey, BaseArtifactService
 
 if TYPE_CHECKING:
     import sqlite3
 
 __all__ = ["USER_ARTIFACT_PREFIX", "InMemoryArtifactService", "SqliteArtifactService"]
-
-#: Filenames with this prefix belong to the user, shared by all their sessions of the app.
-USER_ARTIFACT_PREFIX = "user:"
-
-# The "session" an artifact of the user is filed under.
-_USER_SCOPE = ""
-
-
-def _scope(session_id: str, filename: str) -> str:
-    return _USER_SCOPE if filename.startswith(USER_ARTIFACT_PREFIX) else session_id
 
 
 class InMemoryArtifactService(BaseArtifactService):
@@ -44,64 +34,34 @@ class InMemoryArtifactService(BaseArtifactService):
         # (app_name, user_id, scope, filename) -> versions; scope is a session id or "".
         self._artifacts: dict[tuple[str, str, str, str], list[Blob]] = {}
 
-    async def save_artifact(
-        self, *, app_name: str, user_id: str, session_id: str, filename: str, artifact: Blob
-    ) -> int:
-        """Store a new version of ``filename``; return its version (0 for the first)."""
-        blob = Blob(artifact.mime_type, artifact.data)
+    async def _save(self, key: ArtifactKey, artifact: Blob) -> int:
         with self._lock:
-            versions = self._artifacts.setdefault(
-                (app_name, user_id, _scope(session_id, filename), filename), []
-            )
-            versions.append(blob)
+            versions = self._artifacts.setdefault(key, [])
+            versions.append(artifact)
             return len(versions) - 1
 
-    async def load_artifact(
-        self,
-        *,
-        app_name: str,
-        user_id: str,
-        session_id: str,
-        filename: str,
-        version: int | None = None,
-    ) -> Blob | None:
-        """That version (the latest when None), or None."""
+    async def _load(self, key: ArtifactKey, version: int | None) -> Blob | None:
         with self._lock:
-            versions = self._artifacts.get(
-                (app_name, user_id, _scope(session_id, filename), filename)
-            )
-            return pick_version(versions, version)
+            return pick_version(self._artifacts.get(key), version)
 
-    async def list_artifact_keys(
-        self, *, app_name: str, user_id: str, session_id: str
-    ) -> list[str]:
-        """The session's artifact names and the user's (``user:``) ones, sorted."""
+    async def _filenames(self, app_name: str, user_id: str, session_id: str) -> list[str]:
         with self._lock:
-            return sorted(
+            return [
                 filename
                 for (app, user, scope, filename), versions in self._artifacts.items()
                 if app == app_name
                 and user == user_id
                 and versions
                 and (scope == session_id or filename.startswith(USER_ARTIFACT_PREFIX))
-            )
+            ]
 
-    async def list_versions(
-        self, *, app_name: str, user_id: str, session_id: str, filename: str
-    ) -> list[int]:
-        """The versions of ``filename``, ascending (empty when there is none)."""
+    async def _versions(self, key: ArtifactKey) -> list[int]:
         with self._lock:
-            versions = self._artifacts.get(
-                (app_name, user_id, _scope(session_id, filename), filename), []
-            )
-            return list(range(len(versions)))
+            return list(range(len(self._artifacts.get(key, []))))
 
-    async def delete_artifact(
-        self, *, app_name: str, user_id: str, session_id: str, filename: str
-    ) -> None:
-        """Delete every version of ``filename`` (a later save starts again at 0)."""
+    async def _delete(self, key: ArtifactKey) -> None:
         with self._lock:
-            self._artifacts.pop((app_name, user_id, _scope(session_id, filename), filename), None)
+            self._artifacts.pop(key, None)
 
 
 _SCHEMA = (
@@ -134,13 +94,7 @@ class SqliteArtifactService(SqliteBacked, BaseArtifactService):
     _schema = _SCHEMA
     _thread_name = "agent_core-artifacts"
 
-    async def save_artifact(
-        self, *, app_name: str, user_id: str, session_id: str, filename: str, artifact: Blob
-    ) -> int:
-        """Store a new version of ``filename``; return its version (0 for the first)."""
-        key = (app_name, user_id, _scope(session_id, filename), filename)
-        mime_type, data = artifact.mime_type, artifact.data
-
+    async def _save(self, key: ArtifactKey, artifact: Blob) -> int:
         def work(conn: sqlite3.Connection) -> int:
             (latest,) = conn.execute(
                 "SELECT max(version) FROM artifacts" + _WHERE_FILE, key
@@ -150,24 +104,13 @@ class SqliteArtifactService(SqliteBacked, BaseArtifactService):
                 "INSERT INTO artifacts"
                 " (app_name, user_id, session_id, filename, version, mime_type, data)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (*key, version, mime_type, data),
+                (*key, version, artifact.mime_type, artifact.data),
             )
             return version
 
         return await self._db.write(work)
 
-    async def load_artifact(
-        self,
-        *,
-        app_name: str,
-        user_id: str,
-        session_id: str,
-        filename: str,
-        version: int | None = None,
-    ) -> Blob | None:
-        """That version (the latest when None), or None."""
-        key = (app_name, user_id, _scope(session_id, filename), filename)
-
+    async def _load(self, key: ArtifactKey, version: int | None) -> Blob | None:
         def work(conn: sqlite3.Connection) -> Blob | None:
             if version is None:
                 row = conn.execute(
@@ -185,35 +128,19 @@ class SqliteArtifactService(SqliteBacked, BaseArtifactService):
 
         return await self._db.read(work)
 
-    async def list_artifact_keys(
-        self, *, app_name: str, user_id: str, session_id: str
-    ) -> list[str]:
-        """The session's artifact names and the user's (``user:``) ones, sorted."""
-
+    async def _filenames(self, app_name: str, user_id: str, session_id: str) -> list[str]:
         def work(conn: sqlite3.Connection) -> list[str]:
             rows = conn.execute(
                 "SELECT DISTINCT filename FROM artifacts"
                 " WHERE app_name = ? AND user_id = ? AND (session_id = ?"
-                " OR (session_id = ? AND substr(filename, 1, ?) = ?))",
-                (
-                    app_name,
-                    user_id,
-                    session_id,
-                    _USER_SCOPE,
-                    len(USER_ARTIFACT_PREFIX),
-                    USER_ARTIFACT_PREFIX,
-                ),
+                " OR (session_id = '' AND substr(filename, 1, ?) = ?))",
+                (app_name, user_id, session_id, len(USER_ARTIFACT_PREFIX), USER_ARTIFACT_PREFIX),
             )
-            return sorted(filename for (filename,) in rows)
+            return [filename for (filename,) in rows]
 
         return await self._db.read(work)
 
-    async def list_versions(
-        self, *, app_name: str, user_id: str, session_id: str, filename: str
-    ) -> list[int]:
-        """The versions of ``filename``, ascending (empty when there is none)."""
-        key = (app_name, user_id, _scope(session_id, filename), filename)
-
+    async def _versions(self, key: ArtifactKey) -> list[int]:
         def work(conn: sqlite3.Connection) -> list[int]:
             rows = conn.execute(
                 "SELECT version FROM artifacts" + _WHERE_FILE + " ORDER BY version", key
@@ -222,12 +149,7 @@ class SqliteArtifactService(SqliteBacked, BaseArtifactService):
 
         return await self._db.read(work)
 
-    async def delete_artifact(
-        self, *, app_name: str, user_id: str, session_id: str, filename: str
-    ) -> None:
-        """Delete every version of ``filename`` (a later save starts again at 0)."""
-        key = (app_name, user_id, _scope(session_id, filename), filename)
-
+    async def _delete(self, key: ArtifactKey) -> None:
         def work(conn: sqlite3.Connection) -> None:
             conn.execute("DELETE FROM artifacts" + _WHERE_FILE, key)
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Iterable
+from typing import TypeAlias
 
 from tooling import Blob, MemoryHit
 
@@ -11,16 +13,37 @@ from ..sessions.base import Session
 __all__ = ["BaseArtifactService", "BaseMemoryService"]
 
 
-class BaseArtifactService(ABC):
-    """Versioned binary artifacts per session (versions from 0)."""
+#: Filenames with this prefix belong to the user, shared by all their sessions of the app.
+USER_ARTIFACT_PREFIX = "user:"
 
-    @abstractmethod
+#: Where a file is filed: ``(app_name, user_id, scope, filename)``, the scope being the
+#: session id, or ``""`` for the user's own (``user:``) files.
+ArtifactKey: TypeAlias = tuple[str, str, str, str]
+
+
+def artifact_key(app_name: str, user_id: str, session_id: str, filename: str) -> ArtifactKey:
+    """Where ``filename`` of that session is filed (a ``user:`` file under the user)."""
+    scope = "" if filename.startswith(USER_ARTIFACT_PREFIX) else session_id
+    return (app_name, user_id, scope, filename)
+
+
+class BaseArtifactService:
+    """Versioned binary artifacts per session (versions from 0).
+
+    A filename starting with ``user:`` names an artifact of the user rather than of the
+    session: every session of that user of the app sees (and versions) the same one.
+    The public methods are templates that find where a file is filed; a store implements
+    the storage, in the ``_save``, ``_load``, ``_filenames``, ``_versions`` and
+    ``_delete`` hooks (or overrides the public methods whole).
+    """
+
     async def save_artifact(
         self, *, app_name: str, user_id: str, session_id: str, filename: str, artifact: Blob
     ) -> int:
-        """Store a new version of ``filename``; return its version."""
+        """Store a new version of ``filename``; return its version (0 for the first)."""
+        key = artifact_key(app_name, user_id, session_id, filename)
+        return await self._save(key, Blob(artifact.mime_type, artifact.data))
 
-    @abstractmethod
     async def load_artifact(
         self,
         *,
@@ -31,24 +54,47 @@ class BaseArtifactService(ABC):
         version: int | None = None,
     ) -> Blob | None:
         """That version (the latest when None), or None."""
+        return await self._load(artifact_key(app_name, user_id, session_id, filename), version)
 
-    @abstractmethod
     async def list_artifact_keys(
         self, *, app_name: str, user_id: str, session_id: str
     ) -> list[str]:
-        """The artifact names of the session, sorted."""
+        """The session's artifact names and the user's (``user:``) ones, sorted."""
+        return sorted(set(await self._filenames(app_name, user_id, session_id)))
 
-    @abstractmethod
     async def list_versions(
         self, *, app_name: str, user_id: str, session_id: str, filename: str
     ) -> list[int]:
-        """The versions of ``filename``, ascending."""
+        """The versions of ``filename``, ascending (empty when there is none)."""
+        return await self._versions(artifact_key(app_name, user_id, session_id, filename))
 
-    @abstractmethod
     async def delete_artifact(
         self, *, app_name: str, user_id: str, session_id: str, filename: str
     ) -> None:
-        """Delete every version of ``filename``."""
+        """Delete every version of ``filename`` (a later save starts again at 0)."""
+        await self._delete(artifact_key(app_name, user_id, session_id, filename))
+
+    # -- the storage: what a store implements ----------------------------------------------
+
+    async def _save(self, key: ArtifactKey, artifact: Blob) -> int:
+        """Store ``artifact`` (the caller's own copy) as the next version of ``key``."""
+        raise NotImplementedError(f"{type(self).__name__} does not store artifacts")
+
+    async def _load(self, key: ArtifactKey, version: int | None) -> Blob | None:
+        """That version of ``key`` (the latest when None), or None."""
+        raise NotImplementedError(f"{type(self).__name__} does not load artifacts")
+
+    async def _filenames(self, app_name: str, user_id: str, session_id: str) -> Iterable[str]:
+        """The filenames filed under the session or under the user (``user:`` ones)."""
+        raise NotImplementedError(f"{type(self).__name__} does not list artifacts")
+
+    async def _versions(self, key: ArtifactKey) -> list[int]:
+        """The versions of ``key``, ascending."""
+        raise NotImplementedError(f"{type(self).__name__} does not list versions")
+
+    async def _delete(self, key: ArtifactKey) -> None:
+        """Delete every version of ``key`` (no error when there is none)."""
+        raise NotImplementedError(f"{type(self).__name__} does not delete artifacts")
 
 
 class BaseMemoryService(ABC):

@@ -7,8 +7,7 @@ from typing import TYPE_CHECKING
 from tooling import Blob
 
 from .._db.postgres import PostgresBacked
-from .artifacts import USER_ARTIFACT_PREFIX, _scope
-from .base import BaseArtifactService
+from .base import USER_ARTIFACT_PREFIX, ArtifactKey, BaseArtifactService
 
 if TYPE_CHECKING:
     from .._db.postgres import AsyncConnection
@@ -43,13 +42,7 @@ class PostgresArtifactService(PostgresBacked, BaseArtifactService):
     _schema = _SCHEMA
     _thread_name = "agent_core-postgres-artifacts"
 
-    async def save_artifact(
-        self, *, app_name: str, user_id: str, session_id: str, filename: str, artifact: Blob
-    ) -> int:
-        """Store a new version of ``filename``; return its version (0 for the first)."""
-        key = (app_name, user_id, _scope(session_id, filename), filename)
-        mime_type, data = artifact.mime_type, artifact.data
-
+    async def _save(self, key: ArtifactKey, artifact: Blob) -> int:
         async def work(conn: AsyncConnection) -> int:
             await conn.execute(
                 "SELECT pg_advisory_xact_lock(hashtextextended("
@@ -64,25 +57,14 @@ class PostgresArtifactService(PostgresBacked, BaseArtifactService):
                 "INSERT INTO agent_artifacts"
                 " (app_name, user_id, session_id, filename, version, mime_type, data)"
                 " VALUES (%s, %s, %s, %s, %s, %s, %s)",
-                (*key, version, mime_type, data),
+                (*key, version, artifact.mime_type, artifact.data),
             )
             return version
 
         saved: int = await self._db.call(lambda: self._db.transaction(work))
         return saved
 
-    async def load_artifact(
-        self,
-        *,
-        app_name: str,
-        user_id: str,
-        session_id: str,
-        filename: str,
-        version: int | None = None,
-    ) -> Blob | None:
-        """That version (the latest when None), or None."""
-        key = (app_name, user_id, _scope(session_id, filename), filename)
-
+    async def _load(self, key: ArtifactKey, version: int | None) -> Blob | None:
         async def work(conn: AsyncConnection) -> Blob | None:
             if version is None:
                 cur = await conn.execute(
@@ -104,29 +86,20 @@ class PostgresArtifactService(PostgresBacked, BaseArtifactService):
         loaded: Blob | None = await self._db.call(lambda: self._db.transaction(work))
         return loaded
 
-    async def list_artifact_keys(
-        self, *, app_name: str, user_id: str, session_id: str
-    ) -> list[str]:
-        """The session's artifact names and the user's (``user:``) ones, sorted."""
-
+    async def _filenames(self, app_name: str, user_id: str, session_id: str) -> list[str]:
         async def work(conn: AsyncConnection) -> list[str]:
             cur = await conn.execute(
                 "SELECT DISTINCT filename FROM agent_artifacts"
                 " WHERE app_name = %s AND user_id = %s AND (session_id = %s"
-                " OR (session_id = %s AND starts_with(filename, %s)))",
-                (app_name, user_id, session_id, "", USER_ARTIFACT_PREFIX),
+                " OR (session_id = '' AND starts_with(filename, %s)))",
+                (app_name, user_id, session_id, USER_ARTIFACT_PREFIX),
             )
-            return sorted(filename for (filename,) in await cur.fetchall())
+            return [filename for (filename,) in await cur.fetchall()]
 
-        keys: list[str] = await self._db.call(lambda: self._db.transaction(work))
-        return keys
+        names: list[str] = await self._db.call(lambda: self._db.transaction(work))
+        return names
 
-    async def list_versions(
-        self, *, app_name: str, user_id: str, session_id: str, filename: str
-    ) -> list[int]:
-        """The versions of ``filename``, ascending (empty when there is none)."""
-        key = (app_name, user_id, _scope(session_id, filename), filename)
-
+    async def _versions(self, key: ArtifactKey) -> list[int]:
         async def work(conn: AsyncConnection) -> list[int]:
             cur = await conn.execute(
                 "SELECT version FROM agent_artifacts" + _WHERE_FILE + " ORDER BY version", key
@@ -136,12 +109,7 @@ class PostgresArtifactService(PostgresBacked, BaseArtifactService):
         versions: list[int] = await self._db.call(lambda: self._db.transaction(work))
         return versions
 
-    async def delete_artifact(
-        self, *, app_name: str, user_id: str, session_id: str, filename: str
-    ) -> None:
-        """Delete every version of ``filename`` (a later save starts again at 0)."""
-        key = (app_name, user_id, _scope(session_id, filename), filename)
-
+    async def _delete(self, key: ArtifactKey) -> None:
         async def work(conn: AsyncConnection) -> None:
             await conn.execute("DELETE FROM agent_artifacts" + _WHERE_FILE, key)
 
