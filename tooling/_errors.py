@@ -23,7 +23,9 @@ class ToolError(Exception):
 
     Tool authors raise it with their own dotted ``code`` (``"orders.not_found"``); the
     framework uses the ``tool.*`` codes. ``details`` is a list of dicts, one per problem,
-    with pydantic's ``loc``/``msg``/``type``/``input`` fields for argument errors.
+    with pydantic's ``loc``/``msg``/``type``/``input`` fields for argument errors, or one
+    dict of the author's own (``{"status": 404}``), kept as given; anything else is a
+    ``TypeError`` here.
     """
 
     def __init__(
@@ -31,12 +33,12 @@ class ToolError(Exception):
         message: str,
         *,
         code: str = "tool.failed",
-        details: Sequence[dict[str, Any]] | None = None,
+        details: Sequence[dict[str, Any]] | dict[str, Any] | None = None,
     ) -> None:
         super().__init__(message)
         self.message = message
         self.code = code
-        self.details: list[dict[str, Any]] | None = list(details) if details is not None else None
+        self.details: list[dict[str, Any]] | dict[str, Any] | None = _checked_details(details)
         #: True when the message is the framework's generic stand-in for the text of the
         #: exception in ``__cause__`` (which ``expose_errors=True`` then shows instead).
         self.hides_cause = False
@@ -50,6 +52,20 @@ class ToolError(Exception):
 
     def __repr__(self) -> str:
         return f"ToolError({self.message!r}, code={self.code!r})"
+
+
+def _checked_details(details: object) -> list[dict[str, Any]] | dict[str, Any] | None:
+    """``details`` as stored: None, the dict given, or a list of the dicts given."""
+    if details is None:
+        return None
+    if isinstance(details, dict):
+        return details
+    if isinstance(details, list | tuple) and all(isinstance(item, dict) for item in details):
+        return list(details)
+    raise TypeError(
+        "ToolError details must be a dict or a list of dicts, "
+        f"not {type(details).__name__}: {details!r:.80}"
+    )
 
 
 class PoolSaturated(RuntimeError):

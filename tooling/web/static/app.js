@@ -562,7 +562,8 @@ const TryIt = {
         output.append(el("div", { class: "muted", dataset: { part: String(index), mime: part.mime_type }, text: `part ${index}: ${part.mime_type} ${part.uri || part.size + " bytes"}` }));
       }
     });
-    const details = (response.error && response.error.details) || [];
+    const given = response.error && response.error.details;
+    const details = Array.isArray(given) ? given : [];  // an author's own dict is in the JSON above
     let shownAtField = 0;
     for (const detail of details) {
       const loc = Array.isArray(detail.loc) ? detail.loc : [];
