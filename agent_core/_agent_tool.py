@@ -7,11 +7,14 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from tooling import BaseTool, SimpleToolContext, ToolContext, ToolError
+from tooling import BaseTool, Blob, MemoryHit, SimpleToolContext, ToolContext, ToolError
 from tooling.integration import error_details_from_validation, input_schema
 
 from ._agent import Agent
+from ._invocation.tool_context import InvocationToolContext
 from ._runner import Runner
+from .services.base import BaseArtifactService, BaseMemoryService
+from .sessions.base import Session
 from .sessions.memory import InMemorySessionService
 from .sessions.state import TEMP_PREFIX
 
@@ -93,13 +96,14 @@ class AgentTool(BaseTool):
         session = await sessions.create_session(
             app_name=f"agent-tool:{self.name}", user_id=ctx.user_id or "user", state=seed
         )
-        # The child shares the caller's artifacts and memory when it has them.
+        # The child's artifacts and memory are its caller's, reached through the caller's
+        # context (whatever kind it is): what the child saves, the caller's session keeps.
         runner = Runner(
             self.agent,
             app_name=session.app_name,
             session_service=sessions,
-            artifact_service=getattr(ctx, "_artifacts", None),
-            memory_service=getattr(ctx, "_memory", None),
+            artifact_service=_CallerArtifacts(ctx),
+            memory_service=_CallerMemory(ctx),
         )
         final_text = ""
         error: str | None = None
@@ -109,7 +113,7 @@ class AgentTool(BaseTool):
                 user_id=session.user_id,
                 session_id=session.id,
                 new_message=message,
-                run_config=getattr(ctx, "_run_config", None),
+                run_config=ctx.run_config if isinstance(ctx, InvocationToolContext) else None,
             ):
                 if event.error_code:
                     error = f"{event.error_code}: {event.error_message}"
@@ -133,3 +137,60 @@ class AgentTool(BaseTool):
         if self.skip_summarization:
             ctx.actions.skip_summarization = True
         return {"result": final_text}
+
+
+class _CallerArtifacts(BaseArtifactService):
+    """The artifact service of a child run: every call goes to the caller's context."""
+
+    def __init__(self, ctx: ToolContext) -> None:
+        self._ctx = ctx
+
+    async def save_artifact(
+        self, *, app_name: str, user_id: str, session_id: str, filename: str, artifact: Blob
+    ) -> int:
+        return await self._ctx.save_artifact(filename, artifact)
+
+    async def load_artifact(
+        self,
+        *,
+        app_name: str,
+        user_id: str,
+        session_id: str,
+        filename: str,
+        version: int | None = None,
+    ) -> Blob | None:
+        return await self._ctx.load_artifact(filename, version)
+
+    async def list_artifact_keys(
+        self, *, app_name: str, user_id: str, session_id: str
+    ) -> list[str]:
+        return await self._ctx.list_artifacts()
+
+    async def list_versions(
+        self, *, app_name: str, user_id: str, session_id: str, filename: str
+    ) -> list[int]:
+        versions: list[int] = []
+        while await self._ctx.load_artifact(filename, len(versions)) is not None:
+            versions.append(len(versions))
+        return versions
+
+    async def delete_artifact(
+        self, *, app_name: str, user_id: str, session_id: str, filename: str
+    ) -> None:
+        raise ToolError(
+            f"an agent used as a tool cannot delete its caller's artifact {filename!r}",
+            code="tool.forbidden",
+        )
+
+
+class _CallerMemory(BaseMemoryService):
+    """The memory service of a child run: searches go to the caller's context."""
+
+    def __init__(self, ctx: ToolContext) -> None:
+        self._ctx = ctx
+
+    async def add_session_to_memory(self, session: Session) -> None:
+        """A child's session is not remembered: it is part of its caller's."""
+
+    async def search_memory(self, *, app_name: str, user_id: str, query: str) -> list[MemoryHit]:
+        return await self._ctx.search_memory(query)

@@ -51,10 +51,14 @@ class InvocationToolContext(ToolContext):
             auth_responses=auth_responses,
         )
         self.app_name = app_name
-        #: The run's settings; an ``AgentTool``'s child agent runs under them too.
         self._run_config = run_config
         self._artifacts = artifact_service
         self._memory = memory_service
+
+    @property
+    def run_config(self) -> RunConfig | None:
+        """The run's settings; an ``AgentTool``'s child agent runs under them too."""
+        return self._run_config
 
     def _where(self) -> dict[str, str]:
         return {"app_name": self.app_name, "user_id": self.user_id, "session_id": self.session_id}
