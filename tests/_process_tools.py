@@ -128,3 +128,9 @@ square = tool(isolation="process", name="square")(plain_square)
 def with_artifact(n: int) -> ToolResult:
     """The count for the model; the squares for the application."""
     return ToolResult(n, artifact={"squares": [i * i for i in range(n)]})
+
+
+@tool(isolation="process")
+def unsendable() -> Any:
+    """Return a value that cannot be sent to the model."""
+    return object()

@@ -297,6 +297,9 @@ async def test_artifact_bad_input():
         await ctx.save_artifact("x", 123)  # type: ignore[arg-type]
     with pytest.raises(ValueError):
         await ctx.save_artifact("", b"x")
+    # A name no store can hold is refused here as in an agent run, on every service.
+    with pytest.raises(ValueError, match="UTF-8"):
+        await ctx.save_artifact("bad\ud800", b"x")
     assert ctx.actions.artifact_delta == {}
 
 

@@ -982,16 +982,14 @@ async def test_undescribable_return_type_degrades_to_no_response_schema() -> Non
     assert await find.run({"key": "k"}) == {"result": None}
 
 
-async def test_undescribable_return_value_fails_the_call_not_the_tool() -> None:
+async def test_undescribable_return_value_is_sent_as_its_fields() -> None:
     @tool
     def make() -> Opaque:
         return Opaque(1)
 
     with pytest.warns(UserWarning):
         assert make.response_json_schema is None
-    with pytest.raises(ToolError) as info:
-        await make.run({})
-    assert info.value.code == "tool.failed"
+    assert await make.run({}) == {"value": 1}
 
 
 @dataclasses.dataclass

@@ -141,6 +141,27 @@ async def test_stored_blobs_are_copies(artifacts: BaseArtifactService) -> None:
     assert await artifacts.load_artifact(**WHERE, filename="a") == Blob("text/plain", b"one")
 
 
+@pytest.mark.parametrize("field", ["filename", "app_name", "user_id", "session_id"])
+async def test_text_no_store_can_hold_is_refused_alike_by_every_service(
+    artifacts: BaseArtifactService, field: str
+) -> None:
+    where = {**WHERE, "filename": "a.txt", field: "bad\ud800name"}
+    blob = Blob("text/plain", b"x")
+    with pytest.raises(ValueError, match=f"artifact {field}.*UTF-8"):
+        await artifacts.save_artifact(**where, artifact=blob)
+    with pytest.raises(ValueError, match=f"artifact {field}.*UTF-8"):
+        await artifacts.load_artifact(**where)
+    with pytest.raises(ValueError, match=f"artifact {field}.*UTF-8"):
+        await artifacts.list_versions(**where)
+    with pytest.raises(ValueError, match=f"artifact {field}.*UTF-8"):
+        await artifacts.delete_artifact(**where)
+    if field != "filename":
+        with pytest.raises(ValueError, match=f"artifact {field}.*UTF-8"):
+            await artifacts.list_artifact_keys(**{k: where[k] for k in WHERE})
+    # The service is still usable.
+    assert await artifacts.save_artifact(**WHERE, filename="a.txt", artifact=blob) == 0
+
+
 async def test_sqlite_artifacts_persist_and_share_the_sessions_file(tmp_path: Path) -> None:
     path = tmp_path / "app.db"
     async with SqliteSessionService(path) as sessions, SqliteArtifactService(path) as store:

@@ -247,7 +247,7 @@ class BaseTool(ABC):
         from ._results import split_result, to_response
 
         content, artifact = split_result(await self.run(arguments.values, ctx))
-        body, parts = to_response(content)
+        body, parts = to_response(content, self.name)
         call_id = ctx.function_call_id if ctx is not None else ""
         return ToolResponse(
             id=call_id, name=self.name, response=body, parts=parts, artifact=artifact

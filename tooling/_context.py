@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
+from ._jsonsafe import unencodable
 from ._state import State
 from ._types import Blob, Confirmation, MemoryHit, ToolProgress
 
@@ -466,8 +467,8 @@ class SimpleToolContext(ToolContext):
         See :func:`artifact_blob` for how ``data`` and ``mime_type`` become the stored
         ``Blob``. Records ``actions.artifact_delta[name] = version``.
         """
-        if not isinstance(name, str) or not name:
-            raise ValueError(f"artifact name must be a non-empty str, not {name!r}")
+        if not isinstance(name, str) or not name or unencodable(name) is not None:
+            raise ValueError(f"an artifact name must be non-empty UTF-8 text, not {name!r:.80}")
         blob = artifact_blob(data, mime_type)
         with self._artifact_lock:
             versions = self._artifacts.setdefault(name, [])

@@ -28,14 +28,39 @@ MAX_INLINE_BYTES = 10 * 1024 * 1024
 _PLAIN = frozenset({str, int, bool, type(None)})
 
 
-def to_response(value: Any) -> tuple[dict[str, Any], tuple[Blob | FileRef, ...]]:
+def to_response(
+    value: Any, tool_name: str | None
+) -> tuple[dict[str, Any], tuple[Blob | FileRef, ...]]:
     """JSON-safe ``value`` (a dict, else ``{"result": value}``) and the parts lifted out of it.
 
     Pydantic models, dataclasses, enums, datetimes, UUIDs, paths and decimals become JSON
-    values; bytes become base64 text; non-finite floats become null. Each ``Blob`` or
-    ``FileRef`` is replaced by ``{"part": i, "mime_type": ...}``, ``i`` its index in the
-    returned parts. Raises ``ToolError`` (``tool.failed``) for what cannot be made JSON.
+    values; bytes become base64 text; non-finite floats become null; an instance of a
+    plain class becomes a dict of its public fields (see :func:`_public_fields`). Each
+    ``Blob`` or ``FileRef`` is replaced by ``{"part": i, "mime_type": ...}``, ``i`` its
+    index in the returned parts. Raises ``ToolError`` (``tool.failed``) for what cannot be
+    made JSON, logged at WARNING as every failure is, naming ``tool_name`` (None: the
+    caller logs it, as a worker process's parent does).
     """
+    try:
+        return _to_response(value)
+    except UnsendableResult as error:
+        if tool_name is not None:
+            log_result_failure(tool_name, error)
+        raise
+
+
+class UnsendableResult(ToolError):
+    """A tool's result that cannot be sent to the model (``tool.failed``)."""
+
+
+def log_result_failure(tool_name: str, error: ToolError) -> None:
+    """Log a result that could not be sent to the model, as every failure is logged."""
+    import logging  # on the failure path only
+
+    logging.getLogger("tooling").warning("tool %r failed: %s", tool_name, error.message)
+
+
+def _to_response(value: Any) -> tuple[dict[str, Any], tuple[Blob | FileRef, ...]]:
     kind = type(value)
     if kind in _PLAIN or (kind is float and math.isfinite(value)):
         if (kind is str and not value.isascii()) or (
@@ -51,7 +76,7 @@ def to_response(value: Any) -> tuple[dict[str, Any], tuple[Blob | FileRef, ...]]
         if isinstance(obj, Blob | FileRef):
             if isinstance(obj, Blob) and len(obj.data) > MAX_INLINE_BYTES:
                 problems.append(
-                    ToolError(
+                    UnsendableResult(
                         f"the tool returned {len(obj.data)} bytes of {obj.mime_type}; inline "
                         f"data is limited to {MAX_INLINE_BYTES} bytes (return a FileRef instead)"
                     )
@@ -63,7 +88,20 @@ def to_response(value: Any) -> tuple[dict[str, Any], tuple[Blob | FileRef, ...]]
 
         if isinstance(obj, PurePath):  # pydantic knows Path but not the pure flavours
             return str(obj)
-        raise TypeError(f"{type(obj).__name__} is not JSON-serializable")
+        fields = _public_fields(obj)
+        if fields is None:
+            raise TypeError(f"{type(obj).__name__} is not JSON-serializable")
+        if id(obj) in encoding:  # pydantic sees a fresh dict each time: find cycles here
+            raise ValueError(f"a {type(obj).__name__} that contains itself")
+        encoding.add(id(obj))
+        try:
+            return to_jsonable_python(
+                fields, fallback=lift, bytes_mode="base64", inf_nan_mode="null"
+            )
+        finally:
+            encoding.discard(id(obj))
+
+    encoding: set[int] = set()
 
     try:
         jsonable = to_jsonable_python(
@@ -72,7 +110,7 @@ def to_response(value: Any) -> tuple[dict[str, Any], tuple[Blob | FileRef, ...]]
     except (PydanticSerializationError, TypeError, ValueError, RecursionError) as exc:
         if problems:
             raise problems[0] from None
-        raise ToolError(f"the tool's result cannot be sent to the model: {exc}") from exc
+        raise UnsendableResult(f"the tool's result cannot be sent to the model: {exc}") from exc
     if problems:
         raise problems[0]
     _refuse_unencodable(jsonable)
@@ -81,11 +119,38 @@ def to_response(value: Any) -> tuple[dict[str, Any], tuple[Blob | FileRef, ...]]
     return jsonable, tuple(parts)
 
 
+def _public_fields(obj: Any) -> dict[str, Any] | None:
+    """The public fields of an instance of a plain class, or None when it has none.
+
+    Its instance attributes (``vars(obj)``, then ``__slots__`` along the class's bases)
+    whose names do not start with ``_``, in definition order. Classes, functions, modules
+    and the like have no fields here: they are not data.
+    """
+    import inspect
+
+    if isinstance(obj, type) or inspect.isroutine(obj) or inspect.ismodule(obj):
+        return None
+    fields: dict[str, Any] = {}
+    found = False
+    try:
+        attributes = vars(obj)
+    except TypeError:
+        pass
+    else:
+        found = True
+        fields.update((k, v) for k, v in attributes.items() if not k.startswith("_"))
+    for klass in type(obj).__mro__:
+        slots = klass.__dict__.get("__slots__", ())
+        for name in (slots,) if isinstance(slots, str) else slots:
+            if name in ("__dict__", "__weakref__"):
+                continue
+            found = True
+            if not name.startswith("_") and hasattr(obj, name):
+                fields[name] = getattr(obj, name)
+    return fields if found and fields else None
+
+
 def _refuse_unencodable(value: Any) -> None:
     problem = unencodable(value)
     if problem is not None:
-        import logging  # on the failure path only
-
-        message = f"the tool's result cannot be sent to the model: it holds {problem}"
-        logging.getLogger("tooling").warning("%s", message)
-        raise ToolError(message)
+        raise UnsendableResult(f"the tool's result cannot be sent to the model: it holds {problem}")

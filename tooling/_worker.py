@@ -35,7 +35,7 @@ from pydantic_core import from_json, to_json, to_jsonable_python
 from ._context import ToolContext
 from ._errors import ToolError
 from ._function.tool import FunctionTool
-from ._results import split_result, to_response
+from ._results import UnsendableResult, split_result, to_response
 from ._types import Blob, MemoryHit, ToolProgress
 from ._workers.parts_json import encode_parts
 
@@ -150,7 +150,7 @@ def _answer(
         if tool.is_generator:
             value = _drain(conn, lock, value)
         content, artifact = split_result(value)
-        body, parts = to_response(content)
+        body, parts = to_response(content, None)
         reply: dict[str, Any] = {"t": "result", "body": body, "parts": encode_parts(parts)}
         if artifact is not None:
             reply["artifact"] = _artifact_json(artifact)
@@ -160,6 +160,8 @@ def _answer(
             "code": error.code,
             "message": error.message,
             "details": error.details,
+            # a result that cannot be sent is a failure the parent logs, as every failure
+            "log": isinstance(error, UnsendableResult),
         }
     except BaseException as exc:
         reply = {
@@ -191,7 +193,7 @@ def _drain(conn: Connection, lock: threading.Lock, generator: Any) -> Any:
         except StopIteration as stop:
             return stop.value if stop.value is not None else last
         last = item
-        body, parts = to_response(split_result(item)[0])
+        body, parts = to_response(split_result(item)[0], None)
         payload = to_json({"t": "yield", "body": body, "parts": encode_parts(parts)})
         with lock:
             conn.send_bytes(payload)

@@ -21,8 +21,30 @@ USER_ARTIFACT_PREFIX = "user:"
 ArtifactKey: TypeAlias = tuple[str, str, str, str]
 
 
+def refuse_unstorable_keys(**keys: str) -> None:
+    """Raise ``ValueError`` for a key (a filename, an app, user or session id) that holds
+    text no store can hold (a lone surrogate has no UTF-8 form): every artifact store
+    refuses it alike, before it reaches a database."""
+    for field, text in keys.items():
+        if isinstance(text, str) and not text.isascii():
+            try:
+                text.encode("utf-8")
+            except UnicodeEncodeError:
+                shown = text.encode("utf-8", "backslashreplace").decode("utf-8")
+                raise ValueError(
+                    f"an artifact {field} must be UTF-8 text, not {shown[:80]!r} "
+                    "(it holds a lone surrogate)"
+                ) from None
+
+
 def artifact_key(app_name: str, user_id: str, session_id: str, filename: str) -> ArtifactKey:
-    """Where ``filename`` of that session is filed (a ``user:`` file under the user)."""
+    """Where ``filename`` of that session is filed (a ``user:`` file under the user).
+
+    ``ValueError`` for text no store can hold (see :func:`refuse_unstorable_keys`).
+    """
+    refuse_unstorable_keys(
+        filename=filename, app_name=app_name, user_id=user_id, session_id=session_id
+    )
     scope = "" if filename.startswith(USER_ARTIFACT_PREFIX) else session_id
     return (app_name, user_id, scope, filename)
 
@@ -60,6 +82,7 @@ class BaseArtifactService:
         self, *, app_name: str, user_id: str, session_id: str
     ) -> list[str]:
         """The session's artifact names and the user's (``user:``) ones, sorted."""
+        refuse_unstorable_keys(app_name=app_name, user_id=user_id, session_id=session_id)
         return sorted(set(await self._filenames(app_name, user_id, session_id)))
 
     async def list_versions(

@@ -75,7 +75,7 @@ async def responses(
 
     def response(value: Any, final: bool) -> ToolResponse:
         content, artifact = split_result(value)
-        body, parts = to_response(content)
+        body, parts = to_response(content, name)
         return ToolResponse(
             id=call_id,
             name=name,

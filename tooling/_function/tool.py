@@ -284,7 +284,7 @@ class FunctionTool(BaseTool, Generic[P, R]):
             raise
         except FAILURES as exc:
             raise failed(self.name, exc) from exc
-        return to_response(split_result(result)[0])[0]
+        return to_response(split_result(result)[0], self.name)[0]
 
     @asynccontextmanager
     async def stream(
@@ -318,7 +318,7 @@ class FunctionTool(BaseTool, Generic[P, R]):
         ctx = self._with_context(spec, ctx)
         started = time.perf_counter()
         content, artifact = split_result(await self._call_once(spec, arguments, ctx, runtime))
-        body, parts = to_response(content)
+        body, parts = to_response(content, self.name)
         return ToolResponse(
             id=ctx.function_call_id if ctx is not None else "",
             name=self.name,

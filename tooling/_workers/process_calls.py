@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic_core import to_json
 
 from .._errors import ToolError, failure, log_failure
+from .._results import log_result_failure
 from .._types import ToolResponse
 from .parts_json import decode_parts
 from .processes import WorkerDied, default_process_pool
@@ -93,9 +94,12 @@ async def process_updates(
             if response is not None:
                 yield response
             elif kind == "tool_error":
-                raise ToolError(
+                error = ToolError(
                     message["message"], code=message["code"], details=message["details"]
                 )
+                if message.get("log"):
+                    log_result_failure(tool.name, error)
+                raise error
             elif kind == "exception":
                 cause = _rebuild(message)
                 log_failure(tool.name, cause)

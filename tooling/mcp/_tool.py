@@ -171,7 +171,7 @@ class McpTool(BaseTool):
     ) -> ToolResponse:
         """Call the server with arguments already checked against the input schema."""
         result = await self._call_server(arguments.values, ctx)
-        body, parts = to_response(response_from_result(result))
+        body, parts = to_response(response_from_result(result), self.name)
         call_id = ctx.function_call_id if ctx is not None else ""
         return ToolResponse(
             id=call_id,
