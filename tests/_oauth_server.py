@@ -11,7 +11,6 @@ requests of each grant arrived.
 
 from __future__ import annotations
 
-import asyncio
 import os
 import secrets
 import threading
@@ -133,9 +132,10 @@ class Store:
     tokens: list[Token] = field(default_factory=list)
     codes: dict[str, AuthCode] = field(default_factory=dict)
     requests: Counter[str] = field(default_factory=Counter)
+    #: Each token request's form (grant type, scope...), in arrival order.
+    forms: list[dict[str, str]] = field(default_factory=list)
     #: Fault switches: "garbage" (HTML with 200), "error500", or None.
     fault: str | None = None
-    lock: threading.Lock = field(default_factory=threading.Lock)
 
     def by_access(self, value: str) -> Token | None:
         return next((t for t in self.tokens if t.access_token == value), None)
@@ -312,15 +312,15 @@ def build_app(store: Store, expires_in: int) -> tuple[Starlette, Server]:
 
     async def token(request: Request) -> Response:
         wrapped = await wrap(request)
-        with store.lock:
-            store.requests[wrapped.form.get("grant_type", "?")] += 1
-            store.requests["total"] += 1
-            if store.fault == "garbage":
-                return PlainTextResponse("<html>maintenance</html>", media_type="text/html")
-            if store.fault == "error500":
-                return PlainTextResponse("Internal Server Error", status_code=500)
-            await asyncio.sleep(0)
-            return server.create_token_response(wrapped)
+        # Handlers all run on the server's one event loop, one at a time between awaits.
+        store.requests[wrapped.form.get("grant_type", "?")] += 1
+        store.requests["total"] += 1
+        store.forms.append(dict(wrapped.form))
+        if store.fault == "garbage":
+            return PlainTextResponse("<html>maintenance</html>", media_type="text/html")
+        if store.fault == "error500":
+            return PlainTextResponse("Internal Server Error", status_code=500)
+        return server.create_token_response(wrapped)
 
     async def authorize(request: Request) -> Response:
         wrapped = await wrap(request)
@@ -381,6 +381,11 @@ class RunningServer:
     @property
     def authorization_url(self) -> str:
         return f"{self.url}/authorize"
+
+    def expire_access_tokens(self) -> None:
+        """Every access token issued so far has expired (refresh tokens still work)."""
+        for token in self.store.tokens:
+            token.issued_at -= 10 * token.expires_in
 
     def add_client(self, client_id: str, secret: str, *grant_types: str, **options: Any) -> Client:
         client = Client(client_id, secret, tuple(grant_types), **options)
