@@ -278,6 +278,7 @@ _DOCUMENTED_MODULES = (
     "agent_core.testing",
     "tooling.mcp",
     "tooling.auth",
+    "tooling.builtin",
 )
 
 
@@ -313,7 +314,7 @@ def test_the_api_reference_lists_every_public_name() -> None:
     listed = set(re.findall(r"^::: ([\w.]+)", pages, flags=re.MULTILINE))
     missing = [
         f"{name}.{attr}"
-        for name in ("tooling", "agent_core", "tooling.mcp", "tooling.auth")
+        for name in ("tooling", "agent_core", "tooling.mcp", "tooling.auth", "tooling.builtin")
         for attr in importlib.import_module(name).__all__
         if f"{name}.{attr}" not in listed
     ]

@@ -71,6 +71,20 @@ SURFACE: dict[str, list[str]] = {
         "request_auth",
         "scheme_from_openapi",
     ],
+    "tooling.builtin": [
+        "BuiltinTool",
+        "CodeExecution",
+        "Document",
+        "FileSearch",
+        "LocalCodeExecution",
+        "PostgresFtsRetriever",
+        "Retriever",
+        "SqliteFtsRetriever",
+        "WebFetch",
+        "WebSearch",
+        "google_search",
+        "retriever_tool",
+    ],
     "tooling.integration": [
         "CAPTURE_KEY",
         "EXIT_OK",
@@ -270,7 +284,7 @@ LAYERS: dict[str, list[list[str]]] = {
         ["tooling._function"],
         ["tooling._scheduling"],
         ["tooling._cli", "tooling._worker"],
-        ["tooling.mcp", "tooling.web"],
+        ["tooling.mcp", "tooling.web", "tooling.builtin"],
     ],
     "agent_core": [
         [
