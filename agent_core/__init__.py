@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from ._agent import Agent
 from ._agent_tool import AgentTool
-from ._content import Content, FunctionCall, FunctionResponse, Part
+from ._content import Content, FunctionCall, FunctionResponse, Part, ProviderPart
 from ._events import Event, EventActions
 from ._runner import RunConfig, Runner
 from ._service_urls import artifact_service_from_url, session_service_from_url
@@ -58,6 +58,7 @@ __all__ = [
     "Part",
     "PostgresArtifactService",
     "PostgresSessionService",
+    "ProviderPart",
     "RunConfig",
     "Runner",
     "ScriptedModel",

@@ -12,7 +12,7 @@ from typing import Any
 
 from tooling import Blob, FileRef
 
-__all__ = ["Content", "FunctionCall", "FunctionResponse", "Part"]
+__all__ = ["Content", "FunctionCall", "FunctionResponse", "Part", "ProviderPart"]
 
 
 @dataclass(slots=True)
@@ -106,8 +106,55 @@ class FunctionResponse:
 
 
 @dataclass(slots=True)
+class ProviderPart:
+    """Output of a provider-run tool, kept exactly as the provider sent it.
+
+    ``provider`` is ``"gemini"``, ``"openai"`` or ``"anthropic"``; ``data`` is the
+    provider's own JSON for it (a Gemini part such as ``executableCode``, an OpenAI
+    output item such as ``web_search_call``, an Anthropic block such as
+    ``server_tool_use``); ``kind`` names it (the item or block type). It goes back to the
+    same provider verbatim; another provider gets ``summary`` as text instead.
+    """
+
+    provider: str
+    kind: str
+    data: dict[str, Any]
+    summary: str = ""
+
+    def __post_init__(self) -> None:
+        _check_text(self.provider, "a provider part's provider")
+        _check_text(self.kind, "a provider part's kind")
+        if not isinstance(self.data, dict):
+            kind = type(self.data).__name__
+            raise TypeError(f"a provider part's data must be a dict, not {kind}")
+
+    def stand_in(self) -> str:
+        """The text another provider is sent in its place."""
+        what = f"[{self.kind} run by {self.provider}]"
+        return f"{what} {self.summary}" if self.summary else what
+
+    def to_dict(self) -> dict[str, Any]:
+        """The wire shape (``{"provider", "kind", "data", "summary"}``)."""
+        out: dict[str, Any] = {"provider": self.provider, "kind": self.kind, "data": self.data}
+        if self.summary:
+            out["summary"] = self.summary
+        return out
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ProviderPart:
+        """Read the wire shape."""
+        return cls(
+            provider=_required(data, "provider", "provider part"),
+            kind=_required(data, "kind", "provider part"),
+            data=dict(_required(data, "data", "provider part")),
+            summary=str(data.get("summary") or ""),
+        )
+
+
+@dataclass(slots=True)
 class Part:
-    """One piece of content: text, a function call or response, inline data or a file."""
+    """One piece of content: text, a function call or response, inline data or a file,
+    or what a provider-run tool produced (``provider_part``)."""
 
     text: str | None = None
     function_call: FunctionCall | None = None
@@ -117,6 +164,8 @@ class Part:
     thought: bool | None = None
     #: Opaque bytes some models attach to a part and need back unchanged.
     thought_signature: bytes | None = None
+    #: What a provider-run tool (a web search, code run by the provider) produced.
+    provider_part: ProviderPart | None = None
 
     def __post_init__(self) -> None:
         # google.genai users write the nested fields as dicts: read them here, so that a
@@ -133,6 +182,8 @@ class Part:
             self.inline_data = _blob(_wire(self.inline_data, "inline_data"))
         if self.file_data is not None and not isinstance(self.file_data, FileRef):
             self.file_data = _file_ref(_wire(self.file_data, "file_data"))
+        if self.provider_part is not None and type(self.provider_part) is not ProviderPart:
+            self.provider_part = _nested(self.provider_part, ProviderPart, "provider_part")
 
     @classmethod
     def from_text(cls, text: str) -> Part:
@@ -171,6 +222,8 @@ class Part:
             }
         if self.file_data is not None:
             out["fileData"] = {"fileUri": self.file_data.uri, "mimeType": self.file_data.mime_type}
+        if self.provider_part is not None:
+            out["providerPart"] = self.provider_part.to_dict()
         return out
 
     @classmethod
@@ -181,7 +234,9 @@ class Part:
         inline = data.get("inlineData", data.get("inline_data"))
         file = data.get("fileData", data.get("file_data"))
         signature = data.get("thoughtSignature", data.get("thought_signature"))
+        provider = data.get("providerPart", data.get("provider_part"))
         return cls(
+            provider_part=ProviderPart.from_dict(provider) if provider is not None else None,
             thought_signature=base64.b64decode(signature) if signature else None,
             text=data.get("text"),
             thought=data.get("thought"),

@@ -90,7 +90,10 @@ class Event:
     never sent back to the model. ``long_running_tool_ids`` names calls still pending.
     ``usage`` is a model turn's token count (``{"input_tokens": n, "output_tokens": m}``),
     when the model reported it; on the wire it is Gemini's ``usageMetadata``
-    (``promptTokenCount``, ``candidatesTokenCount``).
+    (``promptTokenCount``, ``candidatesTokenCount``). ``citations`` are the sources a
+    model turn cites, from any provider's grounding or annotations: ``[{"title", "uri",
+    "start", "end"}]`` (``start``/``end``: the cited span's offsets in the turn's text, as
+    the provider reports them, when it does).
     """
 
     author: str
@@ -106,6 +109,7 @@ class Event:
     error_message: str | None = None
     finish_reason: str | None = None
     usage: dict[str, int] | None = None
+    citations: list[dict[str, Any]] | None = None
 
     def get_function_calls(self) -> list[FunctionCall]:
         """The function calls in this event's content, in order."""
@@ -164,6 +168,8 @@ class Event:
             out["usageMetadata"] = {
                 wire: self.usage[key] for key, wire in _USAGE_WIRE if key in self.usage
             }
+        if self.citations:
+            out["citations"] = self.citations
         return out
 
     @classmethod
@@ -200,6 +206,7 @@ class Event:
                 if isinstance(usage, dict)
                 else None
             ),
+            citations=_citations(data.get("citations")),
         )
 
     def to_json(self) -> str:
@@ -210,3 +217,9 @@ class Event:
     def from_json(cls, text: str) -> Event:
         """Read one event from JSON text, as :meth:`to_json` writes it."""
         return cls.from_dict(json.loads(text))
+
+
+def _citations(raw: Any) -> list[dict[str, Any]] | None:
+    if not isinstance(raw, list):
+        return None
+    return [dict(c) for c in raw if isinstance(c, dict)] or None

@@ -558,8 +558,21 @@ def test_part_round_trip(part: Part) -> None:
 
 
 def test_parts_we_cannot_carry_are_left_out() -> None:
+    empty = types.Part(video_metadata=types.VideoMetadata(fps=1.0))
+    assert part_from_genai(empty) is None
+
+
+def test_code_execution_parts_are_kept_and_go_back_to_gemini_as_they_came() -> None:
     code = types.Part(executable_code=types.ExecutableCode(code="print(1)", language="PYTHON"))
-    assert part_from_genai(code) is None
+    result = types.Part(
+        code_execution_result=types.CodeExecutionResult(outcome="OUTCOME_OK", output="1\n")
+    )
+    for original in (code, result):
+        ours = part_from_genai(original)
+        assert ours is not None and ours.provider_part is not None
+        assert ours.provider_part.provider == "gemini"
+        assert Part.from_dict(ours.to_dict()) == ours  # stored and read back unchanged
+        assert part_to_genai(ours) == original
 
 
 async def test_concurrent_first_calls_share_one_client(

@@ -133,6 +133,7 @@ SURFACE: dict[str, list[str]] = {
         "OpenAIModel",
         "Part",
         "PostgresArtifactService",
+        "ProviderPart",
         "PostgresSessionService",
         "RunConfig",
         "Runner",

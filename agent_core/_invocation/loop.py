@@ -25,6 +25,7 @@ from .._events import Event
 from .._ids import new_id
 from ..models.scripted import ScriptExhausted
 from ..sessions.state import TEMP_PREFIX
+from .builtins import Unsupported, offer_builtins
 from .requests import request_replies
 from .resume import resume
 from .stop import Stop
@@ -179,6 +180,12 @@ class Invocation:
                     f"two tools of agent {agent.name} are named {t.name!r}",
                 )
             tools[t.name] = t
+        try:
+            tools = offer_builtins(agent, tools)
+        except Unsupported as exc:
+            return self.error(agent, "tool.unsupported", str(exc))
+        except ValueError as exc:
+            return self.error(agent, "agent.duplicate_tool", str(exc))
         try:
             provider_aliases(tools)  # two tools one provider would see under one name
         except ValueError as exc:

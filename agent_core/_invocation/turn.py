@@ -63,6 +63,7 @@ async def model_turn(inv: Invocation, agent: Agent) -> AsyncGenerator[Event, Non
         actions=EventActions(state_delta=dict(callback_ctx.actions.state_delta)),
         finish_reason=response.finish_reason,
         usage=response.usage,
+        citations=response.citations,
     )
     if not calls:
         if agent.output_key and content.text:

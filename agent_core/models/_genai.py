@@ -16,9 +16,10 @@ from google.genai import errors as genai_errors
 from google.genai import types
 
 from tooling import Blob, FileRef
+from tooling.builtin import BuiltinTool
 from tooling.integration import provider_name
 
-from .._content import Content, FunctionCall, FunctionResponse, Part
+from .._content import Content, FunctionCall, FunctionResponse, Part, ProviderPart
 from .base import LlmRequest, LlmResponse
 
 __all__: list[str] = []
@@ -55,8 +56,11 @@ def build_config(llm_request: LlmRequest) -> types.GenerateContentConfig:
                 "the agent's instruction"
             )
     if llm_request.tools:
-        declarations = [t.to_gemini() for t in llm_request.tools.values()]
-        config.tools = [*(config.tools or []), types.Tool(function_declarations=declarations)]
+        offered = list(llm_request.tools.values())
+        builtins = [t.to_gemini() for t in offered if isinstance(t, BuiltinTool)]
+        declarations = [t.to_gemini() for t in offered if not isinstance(t, BuiltinTool)]
+        extra = [types.Tool(function_declarations=declarations)] if declarations else []
+        config.tools = [*(config.tools or []), *builtins, *extra]
     config.automatic_function_calling = types.AutomaticFunctionCallingConfig(disable=True)
     return config
 
@@ -67,7 +71,17 @@ def content_to_genai(content: Content) -> types.Content:
 
 
 def part_to_genai(part: Part) -> types.Part:
-    """Our ``Part`` as a ``google.genai.types.Part`` (function call ids kept as they are)."""
+    """Our ``Part`` as a ``google.genai.types.Part`` (function call ids kept as they are).
+
+    What a built-in produced on Gemini goes back as it came; another provider's is its
+    text stand-in."""
+    provider = part.provider_part
+    if provider is not None:
+        if provider.provider == "gemini":
+            kept = types.Part.model_validate(provider.data)
+            kept.thought_signature = part.thought_signature
+            return kept
+        return types.Part(text=provider.stand_in())
     out = types.Part(
         text=part.text,
         thought=part.thought,
@@ -144,6 +158,7 @@ def response_from_genai(response: types.GenerateContentResponse) -> LlmResponse:
         content, _enum_text(candidate.finish_reason), candidate.finish_message
     )
     out.usage = _usage(response.usage_metadata)
+    out.citations = citations(candidate)
     return out
 
 
@@ -187,8 +202,13 @@ def content_from_genai(content: types.Content) -> Content:
 
 
 def part_from_genai(part: types.Part) -> Part | None:
-    """A ``google.genai.types.Part`` as ours, or None for a kind we do not carry
-    (executable code and its results, for instance)."""
+    """A ``google.genai.types.Part`` as ours, or None for a kind we do not carry.
+
+    Code the built-in code execution ran, and its result, are kept as Gemini sent them
+    (a ``ProviderPart``), to go back to Gemini unchanged."""
+    builtin = _builtin_part(part)
+    if builtin is not None:
+        return builtin
     fields: dict[str, Any] = {}
     if part.text is not None:
         fields["text"] = part.text
@@ -219,6 +239,54 @@ def part_from_genai(part: types.Part) -> Part | None:
     if not fields or fields.keys() == {"thought_signature"}:
         return None
     return Part(**fields)
+
+
+def _builtin_part(part: types.Part) -> Part | None:
+    if part.executable_code is not None:
+        kind, summary = "executableCode", part.executable_code.code or ""
+    elif part.code_execution_result is not None:
+        kind, summary = "codeExecutionResult", part.code_execution_result.output or ""
+    else:
+        return None
+    data = part.model_dump(
+        mode="json", by_alias=True, exclude_none=True, exclude={"thought_signature"}
+    )
+    return Part(
+        provider_part=ProviderPart("gemini", kind, data, summary=summary),
+        thought_signature=part.thought_signature,
+    )
+
+
+def citations(candidate: types.Candidate) -> list[dict[str, Any]] | None:
+    """The sources a candidate's grounding cites, one per (span, source) pair; a source no
+    span points to is listed without ``start``/``end``."""
+    grounding = candidate.grounding_metadata
+    if grounding is None or not grounding.grounding_chunks:
+        return None
+    sources = []
+    for chunk in grounding.grounding_chunks:
+        web = chunk.web or chunk.retrieved_context
+        sources.append(
+            {"title": getattr(web, "title", None) or "", "uri": getattr(web, "uri", None) or ""}
+        )
+    out: list[dict[str, Any]] = []
+    cited: set[int] = set()
+    for support in grounding.grounding_supports or ():
+        segment = support.segment
+        for index in support.grounding_chunk_indices or ():
+            if 0 <= index < len(sources):
+                cited.add(index)
+                out.append(
+                    {
+                        **sources[index],
+                        "start": segment.start_index if segment else None,
+                        "end": segment.end_index if segment else None,
+                    }
+                )
+    out.extend(
+        {**source, "start": None, "end": None} for i, source in enumerate(sources) if i not in cited
+    )
+    return out or None
 
 
 def _response_parts_from_genai(parts: Iterable[types.FunctionResponsePart]) -> list[Part]:
@@ -265,6 +333,7 @@ class StreamAggregate:
         self.finish_reason: str | None = None
         self.finish_message: str | None = None
         self.usage: dict[str, int] | None = None
+        self.citations: list[dict[str, Any]] | None = None
         self.role = "model"
 
     def add(self, chunk: types.GenerateContentResponse) -> LlmResponse | None:
@@ -278,6 +347,9 @@ class StreamAggregate:
         if candidate.finish_reason is not None:
             self.finish_reason = _enum_text(candidate.finish_reason)
             self.finish_message = candidate.finish_message
+        found = citations(candidate)
+        if found:
+            self.citations = found
         if candidate.content is None:
             return None
         content = content_from_genai(candidate.content)
@@ -302,12 +374,14 @@ class StreamAggregate:
         content = Content(self.role, self.parts) if self.parts else None
         out = _candidate_response(content, self.finish_reason, self.finish_message)
         out.usage = self.usage
+        out.citations = self.citations
         return out
 
 
 def _is_plain_text(part: Part) -> bool:
     return (
         part.text is not None
+        and part.provider_part is None
         and part.function_call is None
         and part.function_response is None
         and part.inline_data is None

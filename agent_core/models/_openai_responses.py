@@ -30,7 +30,7 @@ from typing import Any
 
 from tooling.integration import provider_name
 
-from .._content import Content, FunctionCall, Part
+from .._content import Content, FunctionCall, Part, ProviderPart
 from . import _common as common
 from .base import LlmRequest, LlmResponse
 
@@ -78,6 +78,8 @@ def build_request(
 
 def _flat(declaration: dict[str, Any]) -> dict[str, Any]:
     """A Chat Completions tool dict (what ``to_openai`` gives) in the Responses shape."""
+    if "function" not in declaration:  # a built-in tool: already in the Responses shape
+        return dict(declaration)
     function = declaration["function"]
     return {"type": "function", **function}
 
@@ -87,7 +89,7 @@ def _tool_choice(settings: common.Settings, declarations: Sequence[dict[str, Any
     if mode == "NONE":
         return "none"
     if mode == "ANY":
-        if len(declarations) == 1 and settings.allowed_tools:
+        if len(declarations) == 1 and settings.allowed_tools and "function" in declarations[0]:
             return {"type": "function", "name": declarations[0]["function"]["name"]}
         return "required"
     if mode in ("AUTO", "VALIDATED"):
@@ -110,7 +112,16 @@ def input_items(contents: Sequence[Content]) -> list[dict[str, Any]]:
 def _model_items(content: Content, ids: common.CallIds, items: list[dict[str, Any]]) -> None:
     texts: list[str] = []
     for part in content.parts:
-        if part.function_call is not None:
+        provider = part.provider_part
+        if provider is not None:
+            if provider.provider == "openai":  # a built-in's output item, sent back as it came
+                if texts:
+                    items.append({"role": "assistant", "content": "".join(texts)})
+                    texts = []
+                items.append(dict(provider.data))
+            else:
+                texts.append(provider.stand_in())
+        elif part.function_call is not None:
             if texts:
                 items.append({"role": "assistant", "content": "".join(texts)})
                 texts = []
@@ -172,7 +183,9 @@ def read_response(response: Any) -> LlmResponse:
     parts: list[Part] = []
     for item in response.output or ():
         parts.extend(_item_parts(item))
-    return _finish(response, parts)
+    out = _finish(response, parts)
+    out.citations = citations(response.output or ())
+    return out
 
 
 def _item_parts(item: Any) -> list[Part]:
@@ -191,7 +204,55 @@ def _item_parts(item: Any) -> list[Part]:
     if kind == "reasoning":
         summary = getattr(item, "summary", None) or ()
         return [Part(text=s.text, thought=True) for s in summary if getattr(s, "text", None)]
+    if kind and hasattr(item, "model_dump"):
+        # A built-in's item (web_search_call, code_interpreter_call, file_search_call) or
+        # one this module does not know: kept verbatim, sent back to OpenAI as it came.
+        data = item.model_dump(mode="json", exclude_none=True)
+        return [Part(provider_part=ProviderPart("openai", str(kind), data, _summary(data)))]
     return []
+
+
+def _summary(item: dict[str, Any]) -> str:
+    action = item.get("action")
+    if isinstance(action, dict) and isinstance(action.get("query"), str):
+        return f"searched: {action['query']}"
+    if isinstance(item.get("code"), str):
+        return str(item["code"])
+    queries = item.get("queries")
+    if isinstance(queries, list) and queries:
+        return "searched: " + "; ".join(map(str, queries))
+    return ""
+
+
+def citations(items: Any) -> list[dict[str, Any]] | None:
+    """The sources the answer's text cites: ``url_citation`` and ``file_citation``
+    annotations of its message items."""
+    out: list[dict[str, Any]] = []
+    for item in items:
+        if getattr(item, "type", None) != "message":
+            continue
+        for piece in item.content or ():
+            for note in getattr(piece, "annotations", None) or ():
+                kind = getattr(note, "type", None)
+                if kind == "url_citation":
+                    out.append(
+                        {
+                            "title": note.title or "",
+                            "uri": note.url,
+                            "start": note.start_index,
+                            "end": note.end_index,
+                        }
+                    )
+                elif kind == "file_citation":
+                    out.append(
+                        {
+                            "title": getattr(note, "filename", None) or "",
+                            "uri": note.file_id,
+                            "start": note.index,
+                            "end": note.index,
+                        }
+                    )
+    return out or None
 
 
 def _call_part(call_id: str | None, name: str, arguments: str) -> Part:
@@ -279,4 +340,6 @@ class StreamAssembler:
             return common.final_response(parts, None, None)
         if not parts and self._end.output:
             return read_response(self._end)
-        return _finish(self._end, parts)
+        out = _finish(self._end, parts)
+        out.citations = citations(self._end.output or [self._items[i] for i in self._done])
+        return out

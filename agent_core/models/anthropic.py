@@ -36,12 +36,14 @@ from typing import TYPE_CHECKING, Any
 
 from tooling.integration import provider_name
 
-from .._content import Content, FunctionCall, FunctionResponse, Part
+from .._content import Content, FunctionCall, FunctionResponse, Part, ProviderPart
 from . import _common as common
 from .base import BaseLlm, LlmRequest, LlmResponse
 
 if TYPE_CHECKING:
     from anthropic import AsyncAnthropic
+
+    from tooling.builtin import BuiltinTool
 
 __all__ = ["AnthropicModel"]
 
@@ -145,6 +147,10 @@ class AnthropicModel(BaseLlm):
             body["stop_sequences"] = settings.stop_sequences
         return body
 
+    def supports_builtin(self, tool: BuiltinTool) -> bool:
+        """Anthropic runs web search, code execution and web fetch (server tools)."""
+        return tool.supported_by("anthropic")
+
     async def aclose(self) -> None:
         """Close the client, if one was built on the running event loop."""
         await self._clients.aclose()
@@ -208,7 +214,13 @@ def messages(contents: Sequence[Content]) -> list[dict[str, Any]]:
 def _assistant_blocks(content: Content, ids: common.CallIds) -> list[dict[str, Any]]:
     blocks: list[dict[str, Any]] = []
     for part in content.parts:
-        if part.function_call is not None:
+        provider = part.provider_part
+        if provider is not None:
+            if provider.provider == "anthropic":  # a server tool's block, as it came
+                blocks.append(dict(provider.data))
+            else:
+                blocks.append({"type": "text", "text": provider.stand_in()})
+        elif part.function_call is not None:
             call = part.function_call
             args = call.args if isinstance(call.args, dict) else {"arguments": call.args}
             blocks.append(
@@ -276,8 +288,45 @@ def _media(index: int, part: Part) -> dict[str, Any]:
 
 def read_response(message: Any) -> LlmResponse:
     """A ``Message`` (the SDK's object) as our ``LlmResponse``."""
-    parts = [p for p in (_block_part(b) for b in message.content or ()) if p is not None]
-    return common.final_response(parts, _finish_reason(message.stop_reason), _usage(message.usage))
+    blocks = list(message.content or ())
+    parts = [p for p in (_block_part(b) for b in blocks) if p is not None]
+    out = common.final_response(parts, _finish_reason(message.stop_reason), _usage(message.usage))
+    out.citations = _citations(
+        (getattr(b, "text", ""), getattr(b, "citations", None))
+        for b in blocks
+        if getattr(b, "type", None) == "text"
+    )
+    return out
+
+
+def _citations(texts: Any) -> list[dict[str, Any]] | None:
+    """The sources text blocks cite; ``start``/``end`` is the citing block's span in the
+    turn's text."""
+    out: list[dict[str, Any]] = []
+    offset = 0
+    for text, cited in texts:
+        for citation in cited or ():
+            get = citation.get if isinstance(citation, dict) else citation.__dict__.get
+            uri = get("url") or get("document_title") or get("source") or ""
+            out.append(
+                {
+                    "title": get("title") or get("document_title") or "",
+                    "uri": uri,
+                    "start": offset,
+                    "end": offset + len(text or ""),
+                }
+            )
+        offset += len(text or "")
+    return out or None
+
+
+def _provider_block(data: dict[str, Any]) -> Part:
+    kind = str(data.get("type", "block"))
+    summary = ""
+    arguments = data.get("input")
+    if isinstance(arguments, dict):
+        summary = str(arguments.get("query") or arguments.get("url") or arguments.get("code") or "")
+    return Part(provider_part=ProviderPart("anthropic", kind, data, summary))
 
 
 def _block_part(block: Any) -> Part | None:
@@ -296,6 +345,10 @@ def _block_part(block: Any) -> Part | None:
             thought=True,
             thought_signature=signature.encode() if signature else None,
         )
+    if kind and hasattr(block, "model_dump"):
+        # A server tool's call or result (server_tool_use, web_search_tool_result, ...),
+        # or a block this module does not know: kept verbatim, to go back as it came.
+        return _provider_block(block.model_dump(mode="json", exclude_none=True))
     return None
 
 
@@ -347,6 +400,8 @@ class StreamAssembler:
                 block["pieces"].append(delta.thinking)
             elif delta.type == "signature_delta":
                 block["signature"] = delta.signature
+            elif delta.type == "citations_delta":
+                block.setdefault("citations", []).append(delta.citation)
         elif kind == "content_block_start":
             start = event.content_block
             block = {"type": start.type, "pieces": [], "start": start}
@@ -394,12 +449,24 @@ class StreamAssembler:
                         thought_signature=signature.encode() if signature else None,
                     )
                 )
+            elif start is not None and hasattr(start, "model_dump"):
+                data = start.model_dump(mode="json", exclude_none=True)
+                if text:  # a server tool's input, streamed as JSON pieces
+                    data["input"] = common.parse_arguments(text)
+                parts.append(_provider_block(data))
+        cited = _citations(
+            ("".join(b["pieces"]), b.get("citations"))
+            for _, b in sorted(self._blocks.items())
+            if b["type"] == "text"
+        )
         usage = (
             {"input_tokens": self._input_tokens, "output_tokens": self._output_tokens}
             if self._has_usage
             else None
         )
-        return common.final_response(parts, _finish_reason(self._stop), usage)
+        out = common.final_response(parts, _finish_reason(self._stop), usage)
+        out.citations = cited
+        return out
 
 
 def _error_response(exc: Exception) -> LlmResponse:

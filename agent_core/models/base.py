@@ -11,6 +11,7 @@ from .._content import Content
 
 if TYPE_CHECKING:
     from tooling import BaseTool
+    from tooling.builtin import BuiltinTool
 
 __all__ = ["BaseLlm", "LlmRequest", "LlmResponse"]
 
@@ -42,7 +43,8 @@ class LlmResponse:
     response). ``error_code``/``error_message`` report a failed call. ``finish_reason``
     uses Gemini's values (``STOP``, ``MAX_TOKENS``, ``SAFETY``, ...) whatever the provider.
     ``usage`` is the call's token count, ``{"input_tokens": n, "output_tokens": m}``, when
-    the provider reports it.
+    the provider reports it. ``citations`` are the sources the answer cites
+    (``[{"title", "uri", "start", "end"}]``), from the provider's grounding or annotations.
     """
 
     content: Content | None = None
@@ -51,6 +53,7 @@ class LlmResponse:
     error_message: str | None = None
     finish_reason: str | None = None
     usage: dict[str, int] | None = None
+    citations: list[dict[str, Any]] | None = None
 
 
 class BaseLlm(ABC):
@@ -75,6 +78,17 @@ class BaseLlm(ABC):
         self, llm_request: LlmRequest, stream: bool = False
     ) -> AsyncGenerator[LlmResponse, None]:
         """Ask the model; yield its response(s)."""
+
+    def supports_builtin(self, tool: BuiltinTool) -> bool:
+        """Whether this model's provider runs the built-in ``tool`` (a web search, code
+        execution). The default: no; each provider's adapter says which it runs."""
+        return False
+
+    @property
+    def builtins_beside_functions(self) -> bool:
+        """Whether one request may hold built-in tools beside function declarations
+        (Gemini before 3 refuses it; the loop then asks for the built-ins separately)."""
+        return True
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.model!r})"

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import weakref
 from collections.abc import AsyncGenerator
 from types import ModuleType
@@ -20,6 +21,8 @@ from .base import BaseLlm, LlmRequest, LlmResponse
 
 if TYPE_CHECKING:
     from google import genai
+
+    from tooling.builtin import BuiltinTool
 
 __all__ = ["GeminiModel"]
 
@@ -124,6 +127,17 @@ class GeminiModel(BaseLlm):
             if aclose is not None:
                 await aclose()
         yield aggregate.final()
+
+    def supports_builtin(self, tool: BuiltinTool) -> bool:
+        """Gemini runs web search, code execution, URL context and file search."""
+        return tool.supported_by("gemini")
+
+    @property
+    def builtins_beside_functions(self) -> bool:
+        """False before Gemini 3: those models refuse built-in tools beside function
+        declarations in one request."""
+        match = re.match(r"(?:models/)?gemini-(\d+)", self.model)
+        return match is None or int(match.group(1)) >= 3
 
     async def aclose(self) -> None:
         """Close the client, if one was built on the running event loop."""

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from openai import AsyncOpenAI
 
     from tooling import BaseTool
+    from tooling.builtin import BuiltinTool
 
 __all__ = ["OpenAIModel"]
 
@@ -116,6 +117,11 @@ class OpenAIModel(BaseLlm):
             llm_request, llm_request.model or self.model, settings, self._declare(offered)
         )
         return body
+
+    def supports_builtin(self, tool: BuiltinTool) -> bool:
+        """On the Responses API: web search, code interpreter and file search. Chat
+        Completions runs no built-in tools."""
+        return self.api == "responses" and tool.supported_by("openai")
 
     async def aclose(self) -> None:
         """Close the client, if one was built on the running event loop."""

@@ -15,6 +15,8 @@ from .._invocation.requests import Waiting
 from .base import BaseLlm, LlmRequest, LlmResponse
 
 if TYPE_CHECKING:
+    from tooling.builtin import BuiltinTool
+
     from .._events import Event
 
 __all__ = [
@@ -59,6 +61,11 @@ class ScriptedModel(BaseLlm):
     With ``stream=True`` a text-only turn comes as one partial response per word (the
     word with its surrounding whitespace; the pieces join to the full text) and then the
     full response; any other turn comes as one response.
+
+    ``builtins`` names the built-in tools (``"web_search"``, ``"code_execution"``, ...)
+    the model plays as a provider would (None: every one), so a script can replay a
+    provider's search turn offline; ``builtins_beside_functions=False`` makes it refuse
+    built-ins beside function declarations, as Gemini before 3 does.
     """
 
     def __init__(
@@ -66,8 +73,12 @@ class ScriptedModel(BaseLlm):
         turns: Sequence[Turn] | Mapping[str, Sequence[Turn]],
         *,
         model: str = "scripted",
+        builtins: Iterable[str] | None = None,
+        builtins_beside_functions: bool = True,
     ) -> None:
         super().__init__(model)
+        self._builtins = None if builtins is None else frozenset(builtins)
+        self._beside = builtins_beside_functions
         self.requests: list[LlmRequest] = []
         self._shared: list[LlmResponse] | None
         self._by_agent: dict[str, list[LlmResponse]]
@@ -81,6 +92,15 @@ class ScriptedModel(BaseLlm):
         else:
             self._shared = _to_responses(turns, where="script")
             self._by_agent = {}
+
+    def supports_builtin(self, tool: BuiltinTool) -> bool:
+        """True for the kinds named by ``builtins`` (every kind when it is None)."""
+        return self._builtins is None or tool.kind in self._builtins
+
+    @property
+    def builtins_beside_functions(self) -> bool:
+        """As given to the constructor (default True)."""
+        return self._beside
 
     @classmethod
     def from_json(cls, path: str | os.PathLike[str], *, model: str = "scripted") -> ScriptedModel:
@@ -228,7 +248,12 @@ def _from_dict(turn: Mapping[str, Any], *, where: str) -> LlmResponse:
         content = Content.from_dict({"role": turn.get("role", "model"), "parts": parts})
     except (KeyError, TypeError, AttributeError, ValueError) as exc:
         raise ValueError(f"{where}: unreadable parts ({type(exc).__name__}: {exc})") from None
-    return LlmResponse(content=content)
+    citations = turn.get("citations")
+    if citations is not None and not (
+        isinstance(citations, list) and all(isinstance(c, dict) for c in citations)
+    ):
+        raise ValueError(f"{where}: citations must be a list of objects")
+    return LlmResponse(content=content, citations=[dict(c) for c in citations or ()] or None)
 
 
 def _text_pieces(turn: LlmResponse) -> list[str]:
