@@ -127,3 +127,39 @@ def test_a_table_name_must_be_plain() -> None:
         SqliteFtsRetriever(":memory:", table="docs; DROP TABLE x")
     with pytest.raises(ValueError, match="table name"):
         PostgresFtsRetriever("postgresql://nowhere/db", table="a b")
+
+
+async def test_the_tool_sends_hits_to_the_model_and_keeps_documents_as_the_artifact(
+    tmp_path: Path,
+) -> None:
+    from tooling import Scheduler, ToolCall, ToolError
+    from tooling.builtin import retriever_tool
+
+    store = SqliteFtsRetriever(tmp_path / "t.db")
+    await store.add(CORPUS)
+    search = retriever_tool(store, k=2)
+    assert search.name == "search_documents"
+    assert search.read_only and search.concurrency_safe
+    assert search.to_openai()["function"]["parameters"]["required"] == ["query"]
+    [response] = await Scheduler([search]).dispatch(
+        [ToolCall(id="c1", name="search_documents", args={"query": "moon NEAR("})]
+    )
+    hits = response.response["hits"]
+    assert [h["id"] for h in hits] == ["moon-moon", "tides"]
+    assert hits[0]["title"] == "Moon phases" and "moon" in hits[0]["snippet"].lower()
+    assert "text" not in hits[0], "the full text stays out of what the model sees"
+    assert [d["id"] for d in response.artifact] == ["moon-moon", "tides"]
+    assert response.artifact[0]["text"] == CORPUS[1].text
+    with pytest.raises(ToolError) as raised:
+        await search.run({"query": "   "})
+    assert raised.value.code == "tool.bad_query"
+    store.close()
+
+
+def test_a_retriever_needs_a_search_method() -> None:
+    from tooling.builtin import retriever_tool
+
+    with pytest.raises(TypeError, match="search"):
+        retriever_tool(object())  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="k must"):
+        retriever_tool(SqliteFtsRetriever(":memory:"), k=0)
