@@ -244,7 +244,11 @@ def describe_event(event: Event) -> list[str]:
     content = event.content
     for part in content.parts if content is not None else []:
         call, response = part.function_call, part.function_response
-        if part.text and not part.thought:
+        if part.provider_part is not None:
+            kept = part.provider_part
+            summary = f": {_short(kept.summary)}" if kept.summary else ""
+            lines.append(f"  ** {kept.kind} (run by {kept.provider}){summary}")
+        elif part.text and not part.thought:
             lines.append(f"{event.author}> {part.text.rstrip()}")
         elif call is not None and call.name == "request_confirmation":
             held = call.args.get("originalFunctionCall", {})
@@ -263,6 +267,9 @@ def describe_event(event: Event) -> list[str]:
                 if p.inline_data is not None
             )
             lines.append(f"{arrow} {response.name}: {_short(response.response)}{extra}")
+    for number, source in enumerate(event.citations or (), start=1):
+        title = source.get("title") or source.get("uri", "")
+        lines.append(f"     [{number}] {title} <{source.get('uri', '')}>")
     actions = event.actions
     if actions.state_delta:
         lines.append(f"     state: {_short(actions.state_delta)}")

@@ -33,6 +33,8 @@ NAMES = [
     "approvals",
     "chart",
     "mcp_client",
+    "web_search",
+    "retrieval",
 ]
 
 

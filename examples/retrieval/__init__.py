@@ -1,0 +1,1 @@
+"""Search over documents shipped with the example: ``python -m examples.retrieval``."""
