@@ -1,4 +1,4 @@
-"""What the OpenAI and Anthropic adapters share.
+"""What the model adapters share (the OpenAI and Anthropic ones through ``_sdk_model``).
 
 Each step is a small function or class the adapters call while they build a request or
 read a response:
@@ -14,7 +14,7 @@ read a response:
   :func:`stand_in`: what a tool's response and a call's arguments look like on the wire;
 * :func:`final_response`: the parts of a turn, its finish reason and usage as the one
   ``LlmResponse`` the loop receives;
-* :class:`LoopClient`: one SDK client per event loop, built off the loop.
+* :class:`LoopClient`: one SDK client per event loop, built off the loop (Gemini's too).
 
 Nothing here imports a provider's SDK.
 """

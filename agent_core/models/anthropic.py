@@ -31,14 +31,15 @@ the anthropic SDK's types and https://docs.anthropic.com/en/api/messages:
 from __future__ import annotations
 
 import base64
-from collections.abc import AsyncGenerator, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from tooling.integration import provider_name
 
 from .._content import Content, FunctionCall, FunctionResponse, Part, ProviderPart
 from . import _common as common
-from .base import BaseLlm, LlmRequest, LlmResponse
+from ._sdk_model import Assembler, SdkModel
+from .base import LlmRequest, LlmResponse
 
 if TYPE_CHECKING:
     from anthropic import AsyncAnthropic
@@ -64,7 +65,7 @@ _IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/webp", "image/gif"})
 _API = "Anthropic Messages"
 
 
-class AnthropicModel(BaseLlm):
+class AnthropicModel(SdkModel["AsyncAnthropic"]):
     """A Claude model, called with the ``anthropic`` SDK's ``AsyncAnthropic`` client.
 
     The key is ``api_key``, else ``ANTHROPIC_API_KEY``; ``base_url`` sends requests
@@ -80,6 +81,9 @@ class AnthropicModel(BaseLlm):
 
     provider = "anthropic"
 
+    key_variable = "ANTHROPIC_API_KEY"
+    key_page = "https://console.anthropic.com/settings/keys"
+
     def __init__(
         self,
         model: str,
@@ -94,36 +98,8 @@ class AnthropicModel(BaseLlm):
             raise ImportError(
                 "AnthropicModel needs the anthropic package: pip install 'agent-tooling[anthropic]'"
             ) from exc
-        super().__init__(model)
-        self.base_url = base_url
+        super().__init__(model, api_key=api_key, base_url=base_url)
         self.max_tokens = max_tokens
-        self._api_key = api_key
-        self._clients = common.LoopClient(self._new_client, _close)
-
-    async def generate_content_async(
-        self, llm_request: LlmRequest, stream: bool = False
-    ) -> AsyncGenerator[LlmResponse, None]:
-        """Ask the model; an API error becomes an error response."""
-        import anthropic
-
-        client = await self._clients.get()
-        body = self.request_body(llm_request)
-        try:
-            if not stream:
-                yield read_response(await client.messages.create(**body))
-                return
-            events = await client.messages.create(**body, stream=True)
-            assembler = StreamAssembler()
-            try:
-                async for event in events:
-                    text = assembler.add(event)
-                    if text:
-                        yield common.partial_text(text)
-            finally:
-                await events.close()
-            yield assembler.final()
-        except anthropic.APIError as exc:
-            yield _error_response(exc)
 
     def request_body(self, llm_request: LlmRequest) -> dict[str, Any]:
         """The keyword arguments this model gives ``client.messages.create``."""
@@ -151,24 +127,32 @@ class AnthropicModel(BaseLlm):
         """Anthropic runs web search, code execution and web fetch (server tools)."""
         return tool.supported_by("anthropic")
 
-    async def aclose(self) -> None:
-        """Close the client, if one was built on the running event loop."""
-        await self._clients.aclose()
+    async def _create(self, client: AsyncAnthropic, body: dict[str, Any], *, stream: bool) -> Any:
+        if stream:
+            return await client.messages.create(**body, stream=True)
+        return await client.messages.create(**body)
+
+    def _read_response(self, response: Any) -> LlmResponse:
+        return read_response(response)
+
+    def _assembler(self) -> Assembler:
+        return StreamAssembler()
+
+    def _api_errors(self) -> type[Exception]:
+        import anthropic
+
+        return anthropic.APIError
+
+    def _error_response(self, exc: Exception) -> LlmResponse:
+        return _error_response(exc)
 
     def _new_client(self) -> AsyncAnthropic:
         import anthropic
 
-        key = common.api_key(
-            self._api_key,
-            "ANTHROPIC_API_KEY",
-            repr(self),
-            "https://console.anthropic.com/settings/keys",
-        )
-        return anthropic.AsyncAnthropic(api_key=key, base_url=self.base_url)
+        return anthropic.AsyncAnthropic(api_key=self.key(), base_url=self.base_url)
 
-
-async def _close(client: AsyncAnthropic) -> None:
-    await client.close()
+    async def _close_client(self, client: AsyncAnthropic) -> None:
+        await client.close()
 
 
 def _tool_choice(settings: common.Settings, offered: Sequence[Any]) -> dict[str, Any] | None:

@@ -8,15 +8,14 @@ The conversions between our ``Content``/``Part`` and ``google.genai.types`` live
 
 from __future__ import annotations
 
-import asyncio
 import os
 import re
-import weakref
 from collections.abc import AsyncGenerator
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from .._content import Content
+from ._common import LoopClient
 from .base import BaseLlm, LlmRequest, LlmResponse
 
 if TYPE_CHECKING:
@@ -80,14 +79,13 @@ class GeminiModel(BaseLlm):
         _sdk()  # google.genai is imported here: a reference to the class costs nothing
         self.base_url = base_url
         self._api_key = api_key
-        self._client: genai.Client | None = None
-        self._client_loop: weakref.ref[asyncio.AbstractEventLoop] | None = None
+        self._clients: LoopClient[genai.Client] = LoopClient(self._new_client, _close)
 
     async def generate_content_async(
         self, llm_request: LlmRequest, stream: bool = False
     ) -> AsyncGenerator[LlmResponse, None]:
         """Call Gemini with the request; an API error becomes an error response."""
-        client = await self._get_client()
+        client = await self._clients.get()
         model = llm_request.model or self.model
         sdk = _sdk()
         contents = [sdk.content_to_genai(c) for c in llm_request.contents]
@@ -141,28 +139,16 @@ class GeminiModel(BaseLlm):
 
     async def aclose(self) -> None:
         """Close the client, if one was built on the running event loop."""
-        client, self._client = self._client, None
-        owner, self._client_loop = self._client_loop, None
-        if client is not None and owner is not None and owner() is asyncio.get_running_loop():
-            await client.aio.aclose()
+        await self._clients.aclose()
 
-    async def _get_client(self) -> genai.Client:
-        loop = asyncio.get_running_loop()
-        if self._client is not None and self._client_loop and self._client_loop() is loop:
-            return self._client
+    def _new_client(self) -> genai.Client:
         from google import genai
 
-        api_key = self._resolve_api_key()
         http_options = _sdk().types.HttpOptions(base_url=self.base_url) if self.base_url else None
-        # Building a client takes ~0.1 s (TLS setup): not on the event loop.
-        client = await asyncio.to_thread(
-            genai.Client, vertexai=False, api_key=api_key, http_options=http_options
+        # Built off the event loop (LoopClient): a client takes ~0.1 s (TLS setup).
+        return genai.Client(
+            vertexai=False, api_key=self._resolve_api_key(), http_options=http_options
         )
-        if self._client is not None and self._client_loop and self._client_loop() is loop:
-            await client.aio.aclose()  # another task on this loop built one meanwhile
-            return self._client
-        self._client, self._client_loop = client, weakref.ref(loop)
-        return client
 
     def _resolve_api_key(self) -> str:
         if self._api_key:
@@ -176,3 +162,7 @@ class GeminiModel(BaseLlm):
             "or set the GOOGLE_API_KEY (or GEMINI_API_KEY) environment variable. Keys come "
             "from https://aistudio.google.com/apikey; to run without one, use ScriptedModel."
         )
+
+
+async def _close(client: genai.Client) -> None:
+    await client.aio.aclose()

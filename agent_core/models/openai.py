@@ -11,12 +11,13 @@ from __future__ import annotations
 import logging
 import warnings
 import weakref
-from collections.abc import AsyncGenerator, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 from . import _common as common
 from . import _openai_chat, _openai_responses
-from .base import BaseLlm, LlmRequest, LlmResponse
+from ._sdk_model import Assembler, SdkModel
+from .base import LlmRequest, LlmResponse
 
 if TYPE_CHECKING:
     from openai import AsyncOpenAI
@@ -29,7 +30,7 @@ __all__ = ["OpenAIModel"]
 logger = logging.getLogger("agent_core")
 
 
-class OpenAIModel(BaseLlm):
+class OpenAIModel(SdkModel["AsyncOpenAI"]):
     """An OpenAI model, called with the ``openai`` SDK's ``AsyncOpenAI`` client.
 
     ``api="responses"`` (the default) uses the Responses API, ``api="chat"`` Chat
@@ -48,6 +49,9 @@ class OpenAIModel(BaseLlm):
 
     provider = "openai"
 
+    key_variable = "OPENAI_API_KEY"
+    key_page = "https://platform.openai.com/api-keys"
+
     def __init__(
         self,
         model: str,
@@ -59,54 +63,15 @@ class OpenAIModel(BaseLlm):
         if api not in ("responses", "chat"):
             raise ValueError(f"api must be 'responses' or 'chat', not {api!r}")
         _import_sdk()
-        super().__init__(model)
+        super().__init__(model, api_key=api_key, base_url=base_url)
         self.api = api
-        self.base_url = base_url
-        self._api_key = api_key
         self._wire = _openai_responses if api == "responses" else _openai_chat
-        self._clients = common.LoopClient(self._new_client, _close)
         self._declarations: weakref.WeakKeyDictionary[BaseTool, dict[str, Any]] = (
             weakref.WeakKeyDictionary()
         )
 
     def __repr__(self) -> str:
         return f"OpenAIModel({self.model!r}, api={self.api!r})"
-
-    async def generate_content_async(
-        self, llm_request: LlmRequest, stream: bool = False
-    ) -> AsyncGenerator[LlmResponse, None]:
-        """Ask the model; an API error becomes an error response."""
-        import openai
-
-        client = await self._clients.get()
-        body = self.request_body(llm_request)
-        try:
-            if not stream:
-                yield self._wire.read_response(await self._create(client, body))
-                return
-            body["stream"] = True
-            if self.api == "chat":
-                body["stream_options"] = {"include_usage": True}
-            events = await self._create(client, body)
-            assembler = self._wire.StreamAssembler()
-            try:
-                async for event in events:
-                    text = assembler.add(event)
-                    if assembler.error is not None:
-                        yield assembler.error
-                        return
-                    if text:
-                        yield common.partial_text(text)
-            finally:
-                await events.close()
-            yield assembler.final()
-        except openai.APIError as exc:
-            yield _error_response(exc)
-
-    async def _create(self, client: AsyncOpenAI, body: dict[str, Any]) -> Any:
-        if self.api == "responses":
-            return await client.responses.create(**body)
-        return await client.chat.completions.create(**body)
 
     def request_body(self, llm_request: LlmRequest) -> dict[str, Any]:
         """The keyword arguments this model gives the SDK's ``create`` for a request."""
@@ -123,9 +88,30 @@ class OpenAIModel(BaseLlm):
         Completions runs no built-in tools."""
         return self.api == "responses" and tool.supported_by("openai")
 
-    async def aclose(self) -> None:
-        """Close the client, if one was built on the running event loop."""
-        await self._clients.aclose()
+    async def _create(self, client: AsyncOpenAI, body: dict[str, Any], *, stream: bool) -> Any:
+        if stream:
+            body["stream"] = True
+            if self.api == "chat":
+                body["stream_options"] = {"include_usage": True}
+        if self.api == "responses":
+            return await client.responses.create(**body)
+        return await client.chat.completions.create(**body)
+
+    def _read_response(self, response: Any) -> LlmResponse:
+        read: LlmResponse = self._wire.read_response(response)
+        return read
+
+    def _assembler(self) -> Assembler:
+        assembler: Assembler = self._wire.StreamAssembler()
+        return assembler
+
+    def _api_errors(self) -> type[Exception]:
+        import openai
+
+        return openai.APIError
+
+    def _error_response(self, exc: Exception) -> LlmResponse:
+        return _error_response(exc)
 
     def _declare(self, tools: Sequence[BaseTool]) -> list[dict[str, Any]]:
         out = []
@@ -140,13 +126,10 @@ class OpenAIModel(BaseLlm):
     def _new_client(self) -> AsyncOpenAI:
         import openai
 
-        key = common.api_key(
-            self._api_key,
-            "OPENAI_API_KEY",
-            repr(self),
-            "https://platform.openai.com/api-keys",
-        )
-        return openai.AsyncOpenAI(api_key=key, base_url=self.base_url)
+        return openai.AsyncOpenAI(api_key=self.key(), base_url=self.base_url)
+
+    async def _close_client(self, client: AsyncOpenAI) -> None:
+        await client.close()
 
 
 def _import_sdk() -> None:
@@ -156,10 +139,6 @@ def _import_sdk() -> None:
         raise ImportError(
             "OpenAIModel needs the openai package: pip install 'agent-tooling[openai]'"
         ) from exc
-
-
-async def _close(client: AsyncOpenAI) -> None:
-    await client.close()
 
 
 def _declaration(tool: BaseTool) -> dict[str, Any]:
