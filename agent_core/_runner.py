@@ -12,10 +12,9 @@ from collections.abc import AsyncGenerator, Generator
 from typing import TYPE_CHECKING, Any
 
 from tooling import BaseToolset
-from tooling.integration import WorkerPool
+from tooling.integration import Closing, WorkerPool
 
 from ._agent import Agent
-from ._closing import Closing
 from ._config import RunConfig
 from ._content import Content, Part
 from ._events import Event

@@ -73,6 +73,7 @@ from tooling.integration import (
     EXIT_TOOL_ERROR,
     CliError,
     CliParser,
+    Closing,
     load_agent_dir,
     one_line,
     run_cli,
@@ -87,7 +88,6 @@ from ._cli_support import (
     session_service,
     use_replay,
 )
-from ._closing import Closing
 from ._content import Content, FunctionCall, Part
 from ._events import Event
 from ._invocation.requests import REQUEST_CONFIRMATION, UserRequest, Waiting

@@ -92,6 +92,7 @@ SURFACE: dict[str, list[str]] = {
         "EXIT_USAGE",
         "CliError",
         "CliParser",
+        "Closing",
         "FoundTool",
         "ProcessPool",
         "WorkerPool",
@@ -269,6 +270,7 @@ LAYERS: dict[str, list[list[str]]] = {
         # the shared vocabulary
         [
             "tooling._types",
+            "tooling._closing",
             "tooling._errors",
             "tooling._jsonsafe",
             "tooling._bounds",
@@ -290,7 +292,6 @@ LAYERS: dict[str, list[list[str]]] = {
     "agent_core": [
         [
             "agent_core._ids",
-            "agent_core._closing",
             "agent_core._config",
             "agent_core._content",
             "agent_core._events",

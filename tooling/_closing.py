@@ -9,7 +9,11 @@ __all__: list[str] = []
 
 
 class Closing:
-    """Mixin: ``with obj:`` calls ``close()``, ``async with obj:`` awaits ``aclose()``."""
+    """Mixin: ``with obj:`` calls ``close()``, ``async with obj:`` awaits ``aclose()``.
+
+    A subclass defines both: ``close`` blocks until closed, ``aclose`` does the same
+    without blocking the event loop. The web server, the runner and the stores use it.
+    """
 
     def close(self) -> None:
         raise NotImplementedError

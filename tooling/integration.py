@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ._closing import Closing
 from ._context import artifact_blob, auth_config_key, pick_version
 from ._errors import error_details_from_validation
 from ._export.names import provider_aliases, provider_name
@@ -67,6 +68,7 @@ __all__ = [
     "EXIT_USAGE",
     "CliError",
     "CliParser",
+    "Closing",
     "FoundTool",
     "ProcessPool",
     "WorkerPool",

@@ -26,7 +26,8 @@ import threading
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
 
-from .._closing import Closing
+from tooling.integration import Closing
+
 from ..sessions.base import SessionStoreError
 
 if TYPE_CHECKING:

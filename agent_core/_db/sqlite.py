@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from .._closing import Closing
+from tooling.integration import Closing
 
 if TYPE_CHECKING:
     import sqlite3

@@ -26,8 +26,9 @@ import urllib.parse
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from importlib import resources
-from types import TracebackType
-from typing import Any, Self, TypeVar
+from typing import Any, TypeVar
+
+from .._closing import Closing
 
 __all__ = ["EventStream", "HttpError", "Reply", "Request", "WebServer"]
 
@@ -138,7 +139,7 @@ def _split_host(value: str) -> tuple[str, int | None]:
     return host.lower(), int(port) if port.isdigit() else -1
 
 
-class WebServer:
+class WebServer(Closing):
     """The inspector's server, running on a thread of its own from construction.
 
     ``url`` is the page's address with the token; ``close()`` stops it (also on leaving a
@@ -280,26 +281,8 @@ class WebServer:
         """Call ``hook`` when the server closes (after it stopped serving)."""
         self._on_close.append(hook)
 
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    async def aclose(self) -> None:
+        """:meth:`close` without blocking the event loop."""
         await asyncio.to_thread(self.close)
 
     # -- the request handler --------------------------------------------------------------
