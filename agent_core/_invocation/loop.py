@@ -26,7 +26,7 @@ from .._ids import new_id
 from ..models.scripted import ScriptExhausted
 from ..sessions.state import TEMP_PREFIX
 from .builtins import Unsupported, offer_builtins
-from .requests import request_replies
+from .requests import interrupted_events, request_replies
 from .resume import resume
 from .stop import Stop
 from .storable import storable_event
@@ -80,6 +80,10 @@ class Invocation:
     # -- the loop ------------------------------------------------------------------------
 
     async def run(self, message: Content) -> AsyncGenerator[Event, None]:
+        # A call stored without its answer (the store failed between a turn's appends)
+        # is answered first, right after it: the model learns it was interrupted.
+        for answer in interrupted_events(self.session.events, self.id, message):
+            yield await self.store(answer)
         user_event = Event(author="user", content=message, invocation_id=self.id)
         await self.store(user_event)
         agent = self._active_agent()

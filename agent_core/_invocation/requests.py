@@ -18,7 +18,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from tooling import BaseTool, ToolCall, ToolResponse
+from tooling import BaseTool, ToolCall, ToolError, ToolResponse
 
 from .._content import Content, FunctionCall, FunctionResponse, Part
 from .._events import Event, EventActions
@@ -145,12 +145,13 @@ class Waiting:
     is not answered after the event that made it.
     """
 
-    __slots__ = ("_answered", "_long_running", "_requests")
+    __slots__ = ("_answered", "_long_running", "_plain", "_requests")
 
     def __init__(self, events: Iterable[Event]) -> None:
         self._answered: dict[str, int] = {}
         self._requests: dict[str, UserRequest] = {}  # by id: the last one stored wins
         self._long_running: list[LongRunningCall] = []
+        self._plain: list[LongRunningCall] = []  # the model's other calls
         for index, event in enumerate(events):
             if event.partial:
                 continue
@@ -161,6 +162,8 @@ class Waiting:
                     self._requests[request.id] = request
                 elif call.id and call.id in long_running:
                     self._long_running.append(LongRunningCall(call, event.author, index))
+                elif call.id and event.author != "user":
+                    self._plain.append(LongRunningCall(call, event.author, index))
             for response in event.get_function_responses():
                 if response.id and not response.will_continue:
                     self._answered[response.id] = index
@@ -191,6 +194,18 @@ class Waiting:
     def open_long_running(self) -> list[LongRunningCall]:
         """Long-running calls still waiting for their result, in the order they were made."""
         return [c for c in self._long_running if not self.answered_after(c.call.id, c.index)]
+
+    def interrupted(self) -> list[LongRunningCall]:
+        """Calls stored without an answer that nothing waits for: neither long-running
+        nor held by a request. The store failed (or the process stopped) between the
+        model's turn and its answers; the tool may have run. In the order they were made.
+        """
+        held = {h.id for r in self._requests.values() for h in r.held_calls()}
+        return [
+            c
+            for c in self._plain
+            if c.call.id not in held and not self.answered_after(c.call.id, c.index)
+        ]
 
 
 def request_replies(message: Content) -> list[FunctionResponse]:
@@ -268,6 +283,41 @@ def is_request_traffic(event: Event) -> bool:
         p.function_response.name for p in event.content.parts if p.function_response is not None
     ]
     return bool(names) and all(n in REQUESTS for n in names)
+
+
+def interrupted_events(
+    events: Sequence[Event], invocation_id: str, message: Content
+) -> list[Event]:
+    """The answers to the session's interrupted calls (see :meth:`Waiting.interrupted`):
+    one event per turn that made them, authored by its agent, each call answered with an
+    error saying it was interrupted and may have run. Calls ``message`` answers are left
+    to it."""
+    answered_now = {p.function_response.id for p in message.parts if p.function_response}
+    by_turn: dict[int, list[LongRunningCall]] = {}
+    for lost in Waiting(events).interrupted():
+        if lost.call.id not in answered_now:
+            by_turn.setdefault(lost.index, []).append(lost)
+    return [
+        Event(
+            author=calls[0].author,
+            invocation_id=invocation_id,
+            content=Content(role="user", parts=[_interrupted_part(c.call) for c in calls]),
+        )
+        for _, calls in sorted(by_turn.items())
+    ]
+
+
+def _interrupted_part(call: FunctionCall) -> Part:
+
+    error = ToolError(
+        f"the call to {call.name!r} was interrupted before its result was stored (the "
+        "session store failed or the process stopped): the tool may have run, and what it "
+        "did may have happened, but its result is lost. Check before calling it again.",
+        code="tool.failed",
+    )
+    return Part(
+        function_response=FunctionResponse(id=call.id, name=call.name, response=error.to_response())
+    )
 
 
 def pending_part(call: FunctionCall) -> Part:
