@@ -667,3 +667,35 @@ async def test_a_chat_span_names_the_provider_and_counts_the_tokens(exporter):
     assert chat.attributes["gen_ai.usage.input_tokens"] == 12
     assert chat.attributes["gen_ai.usage.output_tokens"] == 3
     assert list(chat.attributes["gen_ai.response.finish_reasons"]) == ["STOP"]
+
+
+class _Replies:
+    """An async iterable that is not an iterator (a list-like of responses)."""
+
+    def __init__(self, *responses: Any) -> None:
+        self.responses = responses
+
+    def __aiter__(self) -> Any:
+        async def each() -> Any:
+            for response in self.responses:
+                yield response
+
+        return each()
+
+
+@pytest.mark.parametrize("traced", [False, True])
+async def test_a_model_returning_an_async_iterable_works_traced_or_not(
+    traced: bool, request: pytest.FixtureRequest
+) -> None:
+    from agent_core import Agent, BaseLlm, Content, LlmResponse, Part, Runner
+
+    if traced:
+        request.getfixturevalue("exporter")
+
+    class Iterable(BaseLlm):
+        def generate_content_async(self, llm_request: Any, stream: bool = False) -> Any:
+            return _Replies(LlmResponse(content=Content("model", [Part.from_text("hi")])))
+
+    runner = Runner(Agent("a", Iterable("iterable")), app_name="app")
+    events = [e async for e in runner.run_async(user_id="u", session_id="s", new_message="x")]
+    assert [(e.error_code, e.content.text if e.content else None) for e in events] == [(None, "hi")]

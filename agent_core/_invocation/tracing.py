@@ -16,7 +16,7 @@ start of a dispatch), so tools and model clients see the right current span.
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable
+from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator, Awaitable
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -165,7 +165,7 @@ class InvocationTrace:
     # -- model calls ---------------------------------------------------------------------
 
     def chat(
-        self, agent: Agent, request: LlmRequest, responses: AsyncGenerator[LlmResponse, None]
+        self, agent: Agent, request: LlmRequest, responses: AsyncIterable[LlmResponse]
     ) -> AsyncGenerator[LlmResponse, None]:
         """``responses`` (the model's stream) inside a ``chat`` span under ``agent``'s."""
         from opentelemetry import trace
@@ -197,19 +197,21 @@ class InvocationTrace:
         return self._chat_steps(span, trace.set_span_in_context(span, parent), responses)
 
     async def _chat_steps(
-        self, span: Span, current: Context, responses: AsyncGenerator[LlmResponse, None]
+        self, span: Span, current: Context, responses: AsyncIterable[LlmResponse]
     ) -> AsyncGenerator[LlmResponse, None]:
         from opentelemetry import context, trace
 
         final: LlmResponse | None = None
         partial = 0
         try:
+            # Any async iterable, as the untraced loop's ``async for`` takes.
+            steps = aiter(responses)
             while True:
                 # The model's code runs with the chat span current (its HTTP client's
                 # spans nest under it); the loop between steps does not.
                 token = context.attach(current)
                 try:
-                    item = await anext(responses)
+                    item = await anext(steps)
                 except StopAsyncIteration:
                     break
                 finally:
