@@ -144,7 +144,18 @@ async def test_runners_killed_mid_run_lose_nothing_acknowledged(
                 run_config=RunConfig(session_lock_timeout=5),
             )
         ]
-        assert [e.error_code for e in events] == [None]
+        # A runner killed between a turn's two appends left a call without its answer:
+        # the run answers it first, as interrupted (never pending), then replies.
+        *answers, reply = events
+        assert reply.error_code is None and reply.content is not None
+        assert reply.content.text == "free"
+        for answer in answers:
+            [response] = answer.get_function_responses()
+            assert "interrupted" in response.response["error"]["message"]
+        after = await service.get_session(app_name="app", user_id="u", session_id="shared")
+        assert after is not None
+        called = {c.id for e in after.events for c in e.get_function_calls()}
+        assert called <= {r.id for e in after.events for r in e.get_function_responses()}
     finally:
         await service.aclose()
     if backend == "sqlite":  # none half-written: the file is sound, every row reads back
@@ -154,7 +165,8 @@ async def test_runners_killed_mid_run_lose_nothing_acknowledged(
             assert raw.execute("SELECT count(*) FROM session_leases").fetchone() == (0,)
             rows = raw.execute("SELECT data FROM events ORDER BY seq").fetchall()
             assert [Event.from_json(d).id for (d,) in rows][: len(stored)] == stored
-            assert len(rows) == len(stored) + 2  # and the last run's two events
+            # and the last run's: any answers to interrupted calls, its message, its reply
+            assert len(rows) == len(stored) + len(events) + 1
         finally:
             raw.close()
 
