@@ -31,6 +31,7 @@ SURFACE: dict[str, list[str]] = {
         "FunctionTool",
         "MemoryHit",
         "ReadonlyContext",
+        "Reject",
         "Scheduler",
         "SimpleToolContext",
         "ToolActions",
@@ -95,6 +96,7 @@ SURFACE: dict[str, list[str]] = {
         "Closing",
         "FoundTool",
         "ProcessPool",
+        "RunBudget",
         "WorkerPool",
         "artifact_blob",
         "auth_config_key",
@@ -279,6 +281,7 @@ LAYERS: dict[str, list[list[str]]] = {
             "tooling._state",
             "tooling._results",
             "tooling._context",
+            "tooling._policy",
         ],
         ["tooling.auth"],  # schemes, credentials, the credential service and the flows
         ["tooling._export"],  # exporters: read a tool's schema, nothing else

@@ -24,6 +24,7 @@ from ._context import ReadonlyContext, SimpleToolContext, ToolActions, ToolConte
 from ._errors import ToolError
 from ._function.decorator import tool
 from ._function.tool import FunctionTool
+from ._policy import Reject
 from ._types import (
     Blob,
     Confirmation,
@@ -51,6 +52,7 @@ __all__ = [
     "FunctionTool",
     "MemoryHit",
     "ReadonlyContext",
+    "Reject",
     "Scheduler",
     "SimpleToolContext",
     "ToolActions",

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from google.genai import types as genai_types
 
     from ._context import ReadonlyContext, ToolContext
+    from ._policy import Availability, Guardrail, OutputGuardrail, Policies
     from ._workers.processes import ProcessPool
     from .auth._credentials import AuthConfig
 
@@ -138,6 +139,34 @@ class BaseTool(ABC):
     isolation: Isolation = "thread"
     #: The credential the scheduler gets before each call (``tool_context.credential``).
     auth: AuthConfig | None = None
+
+    # Policies (see ``_policy.py``), all off by default.
+    #: Retries of a transient failure (an exception of a ``retry_on`` type, a timeout),
+    #: made only for an ``idempotent`` tool; and how often ``ToolError(retry=True)`` may
+    #: ask the model to try again.
+    retries: int = 0
+    retry_on: tuple[type[BaseException], ...] = ()
+    #: How many calls of this tool one run allows (past it: ``tool.budget_exhausted``).
+    max_calls_per_run: int | None = None
+    #: A result over this many tokens (estimated at 4 bytes each) is cut to its head and
+    #: tail for the model; the whole value is kept as ``full_response`` and ``artifact``.
+    max_result_tokens: int | None = None
+    #: ``available(readonly_context) -> bool``, asked once per model turn.
+    available: Availability | None = None
+    #: Checks before the run (``guardrail(args, ctx)``) and after it (``guardrail(args,
+    #: ctx, response)``): None allows, ``Reject(message)`` refuses, raising fails the call.
+    guardrails: tuple[Guardrail, ...] = ()
+    output_guardrails: tuple[OutputGuardrail, ...] = ()
+
+    def set_policies(self, policies: Policies) -> None:
+        """Set the policy attributes from a checked record (``@tool``'s options)."""
+        self.retries = policies.retries
+        self.retry_on = policies.retry_on
+        self.max_calls_per_run = policies.max_calls_per_run
+        self.max_result_tokens = policies.max_result_tokens
+        self.available = policies.available
+        self.guardrails = policies.guardrails
+        self.output_guardrails = policies.output_guardrails
 
     @property
     def is_destructive(self) -> bool:

@@ -25,7 +25,7 @@ class ToolError(Exception):
     framework uses the ``tool.*`` codes. ``details`` is a list of dicts, one per problem,
     with pydantic's ``loc``/``msg``/``type``/``input`` fields for argument errors, or one
     dict of the author's own (``{"status": 404}``), kept as given; anything else is a
-    ``TypeError`` here.
+    ``TypeError`` here. ``retry=True`` asks the model to try again with other arguments.
     """
 
     def __init__(
@@ -34,11 +34,15 @@ class ToolError(Exception):
         *,
         code: str = "tool.failed",
         details: Sequence[dict[str, Any]] | dict[str, Any] | None = None,
+        retry: bool = False,
     ) -> None:
         super().__init__(message)
         self.message = message
         self.code = code
         self.details: list[dict[str, Any]] | dict[str, Any] | None = _checked_details(details)
+        #: The tool asks the model to try again with other arguments (counted against the
+        #: tool's ``retries``; past them the call is ``tool.retries_exhausted``).
+        self.retry = retry
         #: True when the message is the framework's generic stand-in for the text of the
         #: exception in ``__cause__`` (which ``expose_errors=True`` then shows instead).
         self.hides_cause = False
@@ -48,6 +52,8 @@ class ToolError(Exception):
         error: dict[str, Any] = {"code": self.code, "message": self.message}
         if self.details is not None:
             error["details"] = self.details
+        if self.retry:
+            error["retry"] = True
         return {"status": "error", "error": error}
 
     def __repr__(self) -> str:

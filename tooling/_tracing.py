@@ -252,6 +252,13 @@ class DispatchTrace:
         if index is not None:
             self._intermediate[index] = self._intermediate.get(index, 0) + 1
 
+    def event(self, call: ToolCall, name: str, attributes: Mapping[str, Any]) -> None:
+        """A span event on ``call``'s span (running): a guardrail's verdict, a retry."""
+        index = self._running.get(id(call))
+        opened = self._open.get(index) if index is not None else None
+        if opened is not None:
+            opened.span.add_event(name, attributes=dict(attributes))
+
     def end(self, index: int, call: ToolCall, response: ToolResponse) -> None:
         """The call has its final response: close its span (one is made if it never ran)."""
         opened = self._open.pop(index, None)

@@ -43,10 +43,12 @@ if TYPE_CHECKING:
         one_line,
     )
     from ._cli.support import CliParser, run_cli
+    from ._scheduling.budget import RunBudget
     from ._workers.processes import ProcessPool
 
 # Loaded when first asked for: a loop that never runs a command pays nothing for them.
 _LAZY = {
+    "RunBudget": "_scheduling.budget",
     "ProcessPool": "_workers.processes",
     "CliParser": "_cli.support",
     "run_cli": "_cli.support",
@@ -71,6 +73,7 @@ __all__ = [
     "Closing",
     "FoundTool",
     "ProcessPool",
+    "RunBudget",
     "WorkerPool",
     "artifact_blob",
     "auth_config_key",

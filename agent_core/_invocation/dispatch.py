@@ -67,6 +67,7 @@ async def dispatch(
     ``refused`` answers calls (by index) with an error without running them.
     """
     refused = refused or {}
+    inv.budget.new_turn()
     tool_calls = [
         ToolCall(id=c.id or "", name=c.name, args={} if i in refused else c.args)
         for i, c in enumerate(calls)
@@ -109,6 +110,7 @@ def _scheduler(inv: Invocation, agent: Agent, tools: dict[str, BaseTool]) -> Sch
         processes=inv.services.processes() if isolated else None,
         hooks=ToolCallbacks(agent) if callbacks else None,
         credential_service=inv.services.credential_service,
+        budget=inv.budget,
     )
 
 

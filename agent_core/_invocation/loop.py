@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from tooling import BaseTool, ReadonlyContext
-from tooling.integration import provider_aliases
+from tooling.integration import RunBudget, provider_aliases
 
 from .._agent import Agent
 from .._content import Content
@@ -75,6 +75,12 @@ class Invocation:
         self.id = new_id("inv")
         self.model_calls = 0
         self._tools: dict[str, dict[str, BaseTool]] = {}  # per agent, resolved once
+        #: The run's tool-call counts against its limits, shared by all its dispatches.
+        self.budget = RunBudget(
+            max_tool_calls=run_config.max_tool_calls,
+            max_repeated_calls=run_config.max_repeated_calls,
+            max_result_tokens=run_config.max_result_tokens,
+        )
         self.trace = invocation_trace(self)  # None unless a tracer provider is set
 
     # -- the loop ------------------------------------------------------------------------

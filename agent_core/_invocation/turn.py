@@ -55,7 +55,17 @@ async def model_turn(inv: Invocation, agent: Agent) -> AsyncGenerator[Event, Non
         raise Stop
     content = response.content or Content(role="model", parts=[])
     content.role = "model"
+    last_turn = inv.budget.spent  # the tool budget was spent before this turn
     calls, refused = _calls_of(content, tools)
+    if last_turn:
+        for index in range(len(calls)):
+            refused.setdefault(
+                index,
+                ToolError(
+                    "not run: this run's tool budget is spent; answer without tools",
+                    code="tool.budget_exhausted",
+                ),
+            )
     model_event = Event(
         author=agent.name,
         content=content,
@@ -73,6 +83,17 @@ async def model_turn(inv: Invocation, agent: Agent) -> AsyncGenerator[Event, Non
     yield model_event
     async for event in dispatch(inv, agent, tools, calls, model_event, refused=refused):
         yield event
+    if last_turn:
+        yield await inv.store(
+            inv.error(
+                agent,
+                "agent.tool_budget_exhausted",
+                "the model kept calling tools after the run's tool budget was spent "
+                "(RunConfig.max_tool_calls, or a tool's max_calls_per_run); none of those "
+                "calls ran",
+            )
+        )
+        raise Stop
 
 
 def _request(inv: Invocation, agent: Agent, tools: dict[str, BaseTool]) -> LlmRequest | Event:
@@ -82,6 +103,11 @@ def _request(inv: Invocation, agent: Agent, tools: dict[str, BaseTool]) -> LlmRe
         instruction = agent.render_instruction(inv.session.state)
     except KeyError as exc:
         return inv.error(agent, "agent.instruction", str(exc.args[0]))
+    if inv.budget.spent:
+        instruction = (
+            f"{instruction}\n\nThe tool budget of this run is spent: answer now with what "
+            "you have; tools will not run."
+        ).strip()
     return LlmRequest(
         model=agent.model.model,
         contents=contents_for(agent.name, inv.session.events),

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar, overload
 
 from .._base import ConfirmationPredicate, ConflictKeyRule
@@ -10,6 +10,7 @@ from .target import Isolation
 from .tool import FunctionTool
 
 if TYPE_CHECKING:
+    from .._policy import Availability, Guardrail, OutputGuardrail
     from ..auth._credentials import AuthConfig
 
 __all__ = ["tool"]
@@ -37,6 +38,13 @@ def tool(
     conflict_key: ConflictKeyRule | None = None,
     isolation: Isolation = "thread",
     auth: AuthConfig | None = None,
+    retries: int = 0,
+    retry_on: Sequence[type[BaseException]] | type[BaseException] = (),
+    max_calls_per_run: int | None = None,
+    max_result_tokens: int | None = None,
+    available: Availability | None = None,
+    guardrails: Sequence[Guardrail] = (),
+    output_guardrails: Sequence[OutputGuardrail] = (),
 ) -> Callable[[Callable[P, R]], FunctionTool[P, R]]: ...
 def tool(func: Callable[..., Any] | None = None, /, **options: Any) -> Any:
     """Turn a typed function into a :class:`FunctionTool`; use bare or with options.
@@ -54,6 +62,15 @@ def tool(func: Callable[..., Any] | None = None, /, **options: Any) -> Any:
     really stops; the function must be importable by module and name), ``auth`` (a
     ``tooling.auth.AuthConfig``: the scheduler gets the tool a valid credential before
     each call, as ``tool_context.credential``).
+
+    Policies: ``retries`` and ``retry_on`` (a failure of a ``retry_on`` type, or a
+    timeout, is retried with backoff only when the tool is ``idempotent``;
+    ``ToolError(retry=True)`` may ask the model to try again that many times, then the
+    call is ``tool.retries_exhausted``), ``max_calls_per_run``, ``max_result_tokens`` (a
+    longer result is cut to its head and tail for the model), ``available`` (a
+    function of the ``ReadonlyContext``: whether the tool is offered this turn),
+    ``guardrails`` and ``output_guardrails`` (checks before and after each run that may
+    answer ``Reject(message)``).
     """
     if func is not None:
         return FunctionTool(func, **options)

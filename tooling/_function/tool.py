@@ -12,7 +12,7 @@ import copy
 import threading
 import time
 import types
-from collections.abc import AsyncGenerator, AsyncIterator, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, Generic, ParamSpec, TypeVar, overload
 
@@ -29,6 +29,7 @@ from .._base import (
     validate_tool_name,
 )
 from .._errors import FAILURES, ToolError
+from .._policy import checked_policies
 from .._results import split_result, to_response
 from .._types import Diagnostic, ToolResponse
 from .arguments import Args, validate_arguments
@@ -37,6 +38,7 @@ from .target import Isolation, Target, analyze_target, process_reference
 
 if TYPE_CHECKING:
     from .._context import ToolContext
+    from .._policy import Availability, Guardrail, OutputGuardrail
     from ..auth._credentials import AuthConfig
     from .spec import ToolSpec
 
@@ -101,6 +103,13 @@ class FunctionTool(BaseTool, Generic[P, R]):
         conflict_key: ConflictKeyRule | None = None,
         isolation: Isolation = "thread",
         auth: AuthConfig | None = None,
+        retries: int = 0,
+        retry_on: Sequence[type[BaseException]] | type[BaseException] = (),
+        max_calls_per_run: int | None = None,
+        max_result_tokens: int | None = None,
+        available: Availability | None = None,
+        guardrails: Sequence[Guardrail] = (),
+        output_guardrails: Sequence[OutputGuardrail] = (),
     ) -> None:
         target = analyze_target(func)
         if name is None and target.name == "<lambda>":
@@ -127,6 +136,18 @@ class FunctionTool(BaseTool, Generic[P, R]):
             )
         self.isolation: Isolation = isolation
         self.auth = _checked_auth(auth, target, isolation)
+        self.set_policies(
+            checked_policies(
+                f"tool {target.qualname}:",
+                retries=retries,
+                retry_on=retry_on,
+                max_calls_per_run=max_calls_per_run,
+                max_result_tokens=max_result_tokens,
+                available=available,
+                guardrails=guardrails,
+                output_guardrails=output_guardrails,
+            )
+        )
         # Where a worker process finds the function: (module, qualname), checked here.
         self._process_ref = process_reference(target) if isolation == "process" else None
         #: One call, one response, in this process (not a generator, not isolated).

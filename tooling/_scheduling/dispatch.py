@@ -20,8 +20,10 @@ from .._errors import FAILURES, ToolError, log_failure, not_found
 from .._state import show_earlier_writes
 from .._tracing import dispatch_trace
 from .._types import Confirmation, ToolCall, ToolResponse
+from .budget import RunBudget
 from .confirmation import WaitingForUser, check_confirmation, check_requests
 from .credentials import obtain_credential, run_authorized
+from .guarding import guard_input, run_policed
 from .planning import CallRecord, Mode, Plan, Segment, plan_dispatch
 from .progress import CallProgress, ProgressChannel
 from .running import run_within_limit
@@ -78,6 +80,9 @@ class Dispatch:
         self.slots = asyncio.Semaphore(limit) if limit is not None else None
         self.trace = dispatch_trace(settings.strategy, settings.timeout)  # None: not traced
         self._thread_runtime: ToolRuntime | None = None
+        #: The run's counts (the scheduler's budget, else this dispatch's own, made when
+        #: a policy first needs it).
+        self._budget = settings.budget
 
     # -- planning ----------------------------------------------------------------------
 
@@ -254,6 +259,8 @@ class Dispatch:
                 waiting_for=pending.waiting_for,
             )
         except ToolError as raised:
+            if raised.retry:  # the tool asks the model to try again: counted
+                raised = self.budget.ask_retry(self.settings, call.name, raised)
             cause = raised.__cause__
             told = raised
             if self.settings.expose_errors and raised.hides_cause:
@@ -304,7 +311,13 @@ class Dispatch:
         checked = plan.checked(index) if plan is not None else None
         if checked is None:
             checked = tool.check_arguments(call.args)  # once: every step below reuses it
+        if self.settings.policed:
+            refused = self.budget.admit(tool, checked)
+            if refused is not None:
+                raise refused
         ctx = self._context(index, call, progress) if self._uses_context(tool) else None
+        if tool.guardrails:
+            await guard_input(self, tool, call, checked, ctx)
         answer = self.confirmations.get(call.id)
         confirmed = (
             False
@@ -356,14 +369,24 @@ class Dispatch:
         started: float,
     ) -> ToolResponse:
         """The run, then what the tool asked for while running (confirmation, a credential)."""
-        if tool.auth is None:
-            response = await run_within_limit(self, tool, call, checked, ctx, started)
+        if not self.settings.policed:  # the common case: as fast as before policies
+            if tool.auth is None:
+                response = await run_within_limit(self, tool, call, checked, ctx, started)
+            else:
+                assert ctx is not None
+                response = await run_authorized(self, tool, call, checked, ctx, started)
         else:
-            assert ctx is not None
-            response = await run_authorized(self, tool, call, checked, ctx, started)
+            response = await run_policed(self, tool, call, checked, ctx, started)
         if ctx is not None:
             check_requests(tool, checked, ctx, confirmed)
         return response
+
+    @property
+    def budget(self) -> RunBudget:
+        """The run's counts: the scheduler's budget, else this dispatch's own."""
+        if self._budget is None:
+            self._budget = RunBudget()
+        return self._budget
 
     def _uses_context(self, tool: BaseTool) -> bool:
         """Whether the call needs a context: a tool that takes none, with no hooks to hand

@@ -18,6 +18,7 @@ from .._export.names import provider_aliases
 from .._function.tool import FunctionTool
 from .._types import Confirmation, ToolCall, ToolProgress, ToolResponse
 from .._workers.threads import WorkerPool
+from .budget import RunBudget, has_policies
 from .dispatch import Dispatch
 from .progress import ProgressChannel
 from .strategy import CallHooks, ContextFactory, DispatchSettings, ExecutionStrategy
@@ -59,6 +60,7 @@ class Scheduler:
         pool: WorkerPool | None = None,
         processes: ProcessPool | None = None,
         credential_service: CredentialService | None = None,
+        budget: RunBudget | None = None,
     ) -> None:
         if max_concurrency is not None and max_concurrency < 1:
             raise ValueError("max_concurrency must be at least 1")
@@ -72,6 +74,9 @@ class Scheduler:
             self._tools[found.name] = found
         #: A provider's name for a tool (one it had to rename) -> the tool's own name.
         self._aliases: dict[str, str] = provider_aliases(self._tools)
+        #: The run's budget (an agent loop's, shared by its dispatches), or None.
+        self.budget = budget
+        self._policed = budget is not None or any(has_policies(t) for t in self._tools.values())
         self.strategy = ExecutionStrategy(strategy)
         self.max_concurrency = max_concurrency
         self.timeout = timeout
@@ -151,6 +156,8 @@ class Scheduler:
             thread_pool=lambda: self.pool,
             process_pool=lambda: self.processes,
             credential_service=lambda: self.credential_service,
+            budget=self.budget,
+            policed=self._policed,
         )
 
     async def dispatch(

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from .._workers.processes import ProcessPool
     from .._workers.threads import WorkerPool
     from ..auth._service import CredentialService
+    from .budget import RunBudget
 
 __all__ = ["ExecutionStrategy"]
 
@@ -83,3 +84,7 @@ class DispatchSettings:
     process_pool: Callable[[], ProcessPool]
     #: Where credentials of tools with ``auth=`` are stored (made on first use).
     credential_service: Callable[[], CredentialService]
+    #: The run's counts and limits (the agent loop's), or None: each dispatch its own.
+    budget: RunBudget | None = None
+    #: Whether any tool sets a policy, or a budget is given: calls then pass the checks.
+    policed: bool = False
