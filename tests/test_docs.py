@@ -279,6 +279,7 @@ _DOCUMENTED_MODULES = (
     "tooling.mcp",
     "tooling.auth",
     "tooling.builtin",
+    "tooling.openapi",
 )
 
 
@@ -314,7 +315,14 @@ def test_the_api_reference_lists_every_public_name() -> None:
     listed = set(re.findall(r"^::: ([\w.]+)", pages, flags=re.MULTILINE))
     missing = [
         f"{name}.{attr}"
-        for name in ("tooling", "agent_core", "tooling.mcp", "tooling.auth", "tooling.builtin")
+        for name in (
+            "tooling",
+            "agent_core",
+            "tooling.mcp",
+            "tooling.auth",
+            "tooling.builtin",
+            "tooling.openapi",
+        )
         for attr in importlib.import_module(name).__all__
         if f"{name}.{attr}" not in listed
     ]

@@ -86,6 +86,7 @@ SURFACE: dict[str, list[str]] = {
         "google_search",
         "retriever_tool",
     ],
+    "tooling.openapi": ["OpenAPIToolset", "RestApiTool"],
     "tooling.integration": [
         "CAPTURE_KEY",
         "EXIT_OK",
@@ -289,6 +290,7 @@ LAYERS: dict[str, list[list[str]]] = {
         ["tooling._workers"],
         ["tooling._function"],
         ["tooling._scheduling"],
+        ["tooling.openapi"],  # REST APIs as toolsets (the CLI loads OpenAPI files)
         ["tooling._cli", "tooling._worker"],
         ["tooling.mcp", "tooling.web", "tooling.builtin"],
     ],

@@ -1,0 +1,264 @@
+"""``RestApiTool``: one operation of a REST API, called like any other tool.
+
+``check_arguments`` validates against the parameters schema (jsonschema; nothing is sent
+when they do not match; a ``null`` a strict-mode model sends for an optional argument is
+left out). A call builds the request (``_requests``), adds the credentials its security
+requirements name (``_security``), sends it through the toolset's ``httpx2.AsyncClient``
+without following redirects (a redirect within the base URL is followed by hand, up to
+five times; one elsewhere is an error), reads the answer with a bound and maps it
+(``_answers``). Past the toolset's ``timeout`` the call is ``tool.timeout``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Final
+from urllib.parse import urljoin
+
+from .._base import BaseTool, CheckedArguments, ToolRuntime
+from .._errors import ToolError, error_details_from_validation
+from .._jsonschema import drop_default_nulls
+from .._results import to_response
+from .._types import Diagnostic, ToolResponse
+from ._answers import (
+    ERROR_BODY_BYTES,
+    MAX_ANSWER_BYTES,
+    http_error,
+    read_bounded,
+    success_answer,
+)
+from ._operations import OperationPlan
+from ._requests import build_request, cookie_header
+
+if TYPE_CHECKING:
+    import httpx2
+    from jsonschema.exceptions import ValidationError as SchemaError
+    from jsonschema.protocols import Validator
+
+    from .._context import ToolContext
+    from ._toolset import HttpSide
+
+__all__ = ["RestApiTool"]
+
+_MAX_REDIRECTS: Final = 5
+_REDIRECTS: Final = frozenset({301, 302, 303, 307, 308})
+
+
+def _problems(error: SchemaError) -> list[dict[str, Any]]:
+    """A jsonschema error as pydantic-style problems (one per missing or unknown name)."""
+    where = list(error.absolute_path)
+    instance = error.instance
+    required = error.validator_value
+    if error.validator == "required" and isinstance(instance, dict) and isinstance(required, list):
+        missing = [n for n in required if n not in instance]
+        return [{"loc": [*where, n], "type": "missing", "msg": "Field required"} for n in missing]
+    if error.validator == "additionalProperties" and isinstance(instance, dict):
+        known = error.schema.get("properties", {}) if isinstance(error.schema, dict) else {}
+        extra = [n for n in instance if n not in known]
+        if extra:
+            return [
+                {
+                    "loc": [*where, n],
+                    "type": "extra_forbidden",
+                    "msg": "Extra inputs are not permitted",
+                    "input": instance[n],
+                }
+                for n in extra
+            ]
+    return [{"loc": where, "type": str(error.validator), "msg": error.message, "input": instance}]
+
+
+class RestApiTool(BaseTool):
+    """One operation of an OpenAPI spec (made by :class:`OpenAPIToolset`).
+
+    ``name`` is the ``operationId`` in snake_case (else ``{method}_{path words}``),
+    ``description`` the summary then the description; ``parameters_json_schema`` has the
+    path, query, header and cookie parameters and the JSON body (an object body's
+    properties one by one); ``response_json_schema`` is the first 2xx JSON answer's.
+    The flags follow the HTTP method. ``method``, ``path`` and ``operation_id`` say which
+    operation it is.
+    """
+
+    #: How a trace names this kind of tool (``gen_ai.tool.type``): one served elsewhere.
+    _trace_tool_type = "extension"
+
+    def __init__(self, plan: OperationPlan, http: HttpSide) -> None:
+        self.name = plan.name
+        self.description = plan.description
+        self.parameters_json_schema = plan.parameters_schema
+        self.response_json_schema = plan.response_schema
+        self.read_only = plan.flags.read_only
+        self.concurrency_safe = plan.flags.concurrency_safe
+        self.idempotent = plan.flags.idempotent
+        self.destructive = plan.flags.destructive
+        self.method = plan.method.upper()
+        """The HTTP method (``"GET"``)."""
+        self.path = plan.path
+        """The operation's path template (``"/pets/{petId}"``)."""
+        self.operation_id = plan.operation_id
+        """The spec's ``operationId`` (None when it has none)."""
+        self._plan = plan
+        self._http = http
+        self._validator: Validator | None = None
+
+    @property
+    def diagnostics(self) -> list[Diagnostic]:
+        """What was noticed reading the operation, then by exports so far."""
+        return [*self._plan.diagnostics, *super().diagnostics]
+
+    # -- arguments -----------------------------------------------------------------------
+
+    def _schema_validator(self) -> Validator:
+        if self._validator is None:
+            try:
+                from jsonschema.validators import validator_for
+            except ImportError:
+                raise ImportError(
+                    "checking a REST API tool's arguments needs jsonschema: "
+                    "pip install 'agent-tooling[openapi]'"
+                ) from None
+            schema = self.parameters_json_schema
+            self._validator = validator_for(schema)(schema)
+        return self._validator
+
+    def check_arguments(self, args: Mapping[str, Any] | str | bytes) -> CheckedArguments:
+        """The arguments, valid against the parameters schema (or
+        ``tool.invalid_arguments`` with one detail per problem)."""
+        arguments = dict(super().check_arguments(args).values)
+        validator = self._schema_validator()
+        if not validator.is_valid(arguments):
+            if drop_default_nulls(self.parameters_json_schema, arguments) and validator.is_valid(
+                arguments
+            ):
+                return CheckedArguments(arguments)
+            errors = sorted(validator.iter_errors(arguments), key=lambda e: list(e.absolute_path))
+            names = list(self.parameters_json_schema.get("properties", {}))
+            details = error_details_from_validation(
+                [problem for e in errors for problem in _problems(e)], names
+            )
+            summary = "; ".join(
+                f"{'.'.join(map(str, d['loc'])) or '(arguments)'}: {d['msg']}" for d in details
+            )
+            raise ToolError(
+                f"invalid arguments for tool {self.name!r}: {summary}",
+                code="tool.invalid_arguments",
+                details=details,
+            )
+        return CheckedArguments(arguments)
+
+    # -- running ---------------------------------------------------------------------------
+
+    async def run(
+        self, args: Mapping[str, Any] | str, ctx: ToolContext | None = None
+    ) -> dict[str, Any]:
+        """Validate ``args``, send the request, and return the answer as a response dict."""
+        return await self._exchange(self.check_arguments(args).values, ctx)
+
+    async def respond(
+        self,
+        arguments: CheckedArguments,
+        ctx: ToolContext | None = None,
+        *,
+        runtime: ToolRuntime | None = None,
+    ) -> ToolResponse:
+        """Send the request for arguments already checked against the schema."""
+        body, parts = to_response(await self._exchange(arguments.values, ctx))
+        call_id = ctx.function_call_id if ctx is not None else ""
+        return ToolResponse(id=call_id, name=self.name, response=body, parts=parts)
+
+    async def _exchange(self, values: dict[str, Any], ctx: ToolContext | None) -> dict[str, Any]:
+        http = self._http
+        base = http.base()
+        parts = build_request(self._plan, base, values)
+        credentials = await http.credentials_for(self._plan, ctx)
+        if credentials is None:
+            return {"status": "credential_required"}  # ctx.request_credential was called
+        credentials.apply(parts)
+        headers = {**http.headers, **parts.headers}
+        if parts.cookies:
+            headers["Cookie"] = cookie_header(parts.cookies)
+        client = http.client()
+        timeout = http.timeout
+        try:
+            async with asyncio.timeout(timeout) as deadline:
+                return await self._send(client, parts.method, parts.url, parts, headers, base)
+        except TimeoutError:
+            if not deadline.expired():
+                raise
+            raise ToolError(
+                f"{self._plan.label} did not answer within {timeout:g} s", code="tool.timeout"
+            ) from None
+
+    async def _send(
+        self,
+        client: httpx2.AsyncClient,
+        method: str,
+        url: str,
+        parts: Any,
+        headers: dict[str, str],
+        base: Any,
+    ) -> dict[str, Any]:
+        import httpx2
+
+        content = parts.content
+        query: Any = parts.query
+        for _ in range(_MAX_REDIRECTS + 1):
+            request = client.build_request(
+                method, url, params=query or None, headers=headers, content=content
+            )
+            try:
+                response = await client.send(request, stream=True, follow_redirects=False)
+            except httpx2.TimeoutException:
+                raise TimeoutError from None
+            except httpx2.HTTPError as exc:
+                raise ToolError(
+                    f"{self._plan.label}: cannot reach {base.scheme}://{base.netloc}: "
+                    f"{type(exc).__name__}{': ' + self._http.scrub(str(exc)) if str(exc) else ''}",
+                    code="tool.failed",
+                ) from exc
+            try:
+                status = response.status_code
+                if status in _REDIRECTS and "location" in response.headers:
+                    target = urljoin(str(request.url), response.headers["location"])
+                    if not base.covers(target):
+                        raise ToolError(
+                            f"{self._plan.label} answered HTTP {status}, a redirect away from "
+                            f"the API's base URL (to {self._http.scrub(target)[:300]}): not "
+                            "followed",
+                            code="tool.failed",
+                        )
+                    url, query = target, None
+                    if status == 303 or (status in (301, 302) and method not in ("GET", "HEAD")):
+                        method, content = "GET", None
+                        headers = {k: v for k, v in headers.items() if k != "Content-Type"}
+                    continue
+                if status >= 400:
+                    data, more = await read_bounded(response, ERROR_BODY_BYTES)
+                    raise http_error(self._plan, response, data, more)
+                if status >= 300:
+                    data, more = await read_bounded(response, ERROR_BODY_BYTES)
+                    raise ToolError(
+                        f"{self._plan.label} answered HTTP {status} without a redirect to follow",
+                        code="tool.failed",
+                    )
+                data, more = await read_bounded(response, MAX_ANSWER_BYTES)
+                if more:
+                    raise ToolError(
+                        f"{self._plan.label} answered more than {MAX_ANSWER_BYTES // 2**20} MiB: "
+                        "not read",
+                        code="tool.failed",
+                    )
+                return success_answer(self._plan, response, data)
+            except httpx2.TimeoutException:
+                raise TimeoutError from None
+            except httpx2.HTTPError as exc:
+                raise ToolError(
+                    f"{self._plan.label}: the answer could not be read: {type(exc).__name__}",
+                    code="tool.failed",
+                ) from exc
+            finally:
+                await response.aclose()
+        raise ToolError(
+            f"{self._plan.label} redirected more than {_MAX_REDIRECTS} times", code="tool.failed"
+        )
