@@ -35,6 +35,7 @@ NAMES = [
     "mcp_client",
     "web_search",
     "retrieval",
+    "openapi_petstore",
 ]
 
 

@@ -298,10 +298,36 @@ def test_a_missing_credential_asks_for_one_and_the_answer_resumes(served: Any) -
     assert first.waiting_for == "credential"
     assert first.response["status"] == "credential_required"
     config = first.response["credential"]["auth_config"]
-    assert config == {
-        "openapi_scheme": "APIKeyHeader",
-        "type": "apiKey",
-        "in": "header",
-        "name": "X-API-Key",
-    }
+    assert config["scheme"] == {"type": "apiKey", "name": "X-API-Key", "location": "header"}
+    assert config["kind"] == "api_key"
+    assert second.error is None, second.response
     assert second.response == {"key_ends": "99"}
+
+
+def test_an_api_key_from_auth_goes_in_its_header(served: Any) -> None:
+    from tooling.auth import ApiKey
+
+    ts = toolset(served, auth={"APIKeyHeader": ApiKey(value="key-1234")})
+    assert asyncio.run(call(ts, "secure_secure_get", {})) == {"key_ends": "34"}
+    assert served[2]["headers"][-1]["x-api-key"] == "key-1234"
+
+
+def test_one_credential_goes_to_every_scheme_it_fits(served: Any) -> None:
+    from tooling.auth import ApiKey
+
+    ts = toolset(served, auth=ApiKey(value="key-5678"))
+    assert asyncio.run(call(ts, "secure_secure_get", {})) == {"key_ends": "78"}
+
+
+def test_an_argument_cannot_replace_the_credential(served: Any) -> None:
+    from tooling.auth import ApiKey
+
+    ts = toolset(served, auth=ApiKey(value="key-5678"), headers={"X-API-Key": "from-headers"})
+    assert asyncio.run(call(ts, "secure_secure_get", {})) == {"key_ends": "78"}
+
+
+def test_auth_naming_an_unknown_scheme_is_refused(served: Any) -> None:
+    from tooling.auth import ApiKey
+
+    with pytest.raises(ValueError, match="nope"):
+        toolset(served, auth={"nope": ApiKey(value="k")})

@@ -487,14 +487,25 @@ def _object_properties(
     return properties, required
 
 
+def _is_object(schema: Any, defs: dict[str, Any], depth: int = 0) -> bool:
+    """Whether every value ``schema`` allows is a JSON object (so it is sent as it is)."""
+    if isinstance(schema, dict) and isinstance(schema.get("$ref"), str) and depth < 8:
+        return _is_object(defs.get(schema["$ref"].removeprefix("#/$defs/")), defs, depth + 1)
+    if not isinstance(schema, dict):
+        return False
+    if schema.get("type") == "object" or ("properties" in schema and "type" not in schema):
+        return True
+    if isinstance(schema.get("allOf"), list):
+        return any(_is_object(p, defs, depth + 1) for p in schema["allOf"])
+    for key in ("anyOf", "oneOf"):
+        if isinstance(schema.get(key), list) and schema[key]:
+            return all(_is_object(p, defs, depth + 1) for p in schema[key])
+    return False
+
+
 def _answer_schema(schema: Any, defs: dict[str, Any]) -> JSONSchema:
     """What the model receives: an object answer as it is, any other as ``{"result": ...}``."""
-    resolved = (
-        defs.get(schema["$ref"].removeprefix("#/$defs/"), schema)
-        if (isinstance(schema, dict) and isinstance(schema.get("$ref"), str))
-        else schema
-    )
-    if isinstance(resolved, dict) and resolved.get("type") == "object":
+    if _is_object(schema, defs):
         out: JSONSchema = dict(schema)
     else:
         out = {"type": "object", "properties": {"result": schema}, "required": ["result"]}

@@ -30,6 +30,7 @@ from ._answers import (
 )
 from ._operations import OperationPlan
 from ._requests import build_request, cookie_header
+from ._security import Choice
 
 if TYPE_CHECKING:
     import httpx2
@@ -83,7 +84,7 @@ class RestApiTool(BaseTool):
     #: How a trace names this kind of tool (``gen_ai.tool.type``): one served elsewhere.
     _trace_tool_type = "extension"
 
-    def __init__(self, plan: OperationPlan, http: HttpSide) -> None:
+    def __init__(self, plan: OperationPlan, http: HttpSide, choice: Choice | None = None) -> None:
         self.name = plan.name
         self.description = plan.description
         self.parameters_json_schema = plan.parameters_schema
@@ -98,6 +99,8 @@ class RestApiTool(BaseTool):
         """The operation's path template (``"/pets/{petId}"``)."""
         self.operation_id = plan.operation_id
         """The spec's ``operationId`` (None when it has none)."""
+        self._choice = choice or Choice()
+        self.auth = self._choice.auth
         self._plan = plan
         self._http = http
         self._validator: Validator | None = None
@@ -163,7 +166,7 @@ class RestApiTool(BaseTool):
         runtime: ToolRuntime | None = None,
     ) -> ToolResponse:
         """Send the request for arguments already checked against the schema."""
-        body, parts = to_response(await self._exchange(arguments.values, ctx))
+        body, parts = to_response(await self._exchange(arguments.values, ctx), self.name)
         call_id = ctx.function_call_id if ctx is not None else ""
         return ToolResponse(id=call_id, name=self.name, response=body, parts=parts)
 
@@ -171,10 +174,7 @@ class RestApiTool(BaseTool):
         http = self._http
         base = http.base()
         parts = build_request(self._plan, base, values)
-        credentials = await http.credentials_for(self._plan, ctx)
-        if credentials is None:
-            return {"status": "credential_required"}  # ctx.request_credential was called
-        credentials.apply(parts)
+        http.security.apply(self._plan, self._choice, ctx, parts)
         headers = {**http.headers, **parts.headers}
         if parts.cookies:
             headers["Cookie"] = cookie_header(parts.cookies)
@@ -233,6 +233,10 @@ class RestApiTool(BaseTool):
                         method, content = "GET", None
                         headers = {k: v for k, v in headers.items() if k != "Content-Type"}
                     continue
+                if status == 401 and self.auth is not None:
+                    from ..auth import Unauthorized
+
+                    raise Unauthorized(f"{self._plan.label} answered HTTP 401: credential refused")
                 if status >= 400:
                     data, more = await read_bounded(response, ERROR_BODY_BYTES)
                     raise http_error(self._plan, response, data, more)

@@ -19,16 +19,16 @@ from typing import TYPE_CHECKING, Any
 from .._base import BaseTool, BaseToolset, ToolFilter
 from .._errors import ToolError
 from .._types import Diagnostic
-from ._document import Document, SpecError, load
-from ._operations import OperationPlan, plan_operations
+from ._document import Document, load
+from ._operations import plan_operations
 from ._requests import BaseUrl
-from ._security import Applied, SecuritySide, read_schemes
+from ._security import SecuritySide
 from ._tool import RestApiTool
 
 if TYPE_CHECKING:
     import httpx2
 
-    from .._context import ReadonlyContext, ToolContext
+    from .._context import ReadonlyContext
 
 __all__ = ["OpenAPIToolset"]
 
@@ -109,9 +109,6 @@ class HttpSide:
             self._loop = loop
         return self._client
 
-    async def credentials_for(self, plan: OperationPlan, ctx: ToolContext | None) -> Applied | None:
-        return await self.security.credentials_for(plan, ctx)
-
     def scrub(self, text: str) -> str:
         return self.security.secrets.scrub(text)
 
@@ -164,11 +161,9 @@ class OpenAPIToolset(BaseToolset):
         )
         if base_url is not None:
             BaseUrl.parse(base_url)  # a bad base URL is an error now, not at the first call
-        schemes = read_schemes(root)
-        security = SecuritySide(schemes, _credentials_by_scheme(auth, schemes))
+        security = SecuritySide.read(root, auth)
         plans, left_out = plan_operations(document)
-        for plan in plans:
-            security.check(plan)
+        choices = [security.choose(plan) for plan in plans]
         self._http = HttpSide(
             base_url=base_url,
             server_url=_server_url(root),
@@ -177,7 +172,10 @@ class OpenAPIToolset(BaseToolset):
             client=client,
             security=security,
         )
-        self._tools: list[BaseTool] = [RestApiTool(plan, self._http) for plan in plans]
+        self._tools: list[BaseTool] = [
+            RestApiTool(plan, self._http, choice)
+            for plan, choice in zip(plans, choices, strict=True)
+        ]
         self.diagnostics: list[Diagnostic] = [*left_out]
         """What was noticed about the spec: operations left out (with why)."""
         for diagnostic in [*left_out, *(d for p in plans for d in p.diagnostics)]:
@@ -205,40 +203,3 @@ class OpenAPIToolset(BaseToolset):
     async def close(self) -> None:
         """Close the HTTP client the toolset opened (a ``client=`` of yours stays open)."""
         await self._http.aclose()
-
-
-def _credentials_by_scheme(auth: Any, schemes: Mapping[str, Any]) -> dict[str, Any]:
-    """``auth=`` as credentials by scheme name; one credential goes to every scheme it
-    fits (an API key to apiKey schemes, a bearer token to bearer and OAuth 2 ones...)."""
-    if auth is None:
-        return {}
-    if isinstance(auth, Mapping):
-        unknown = sorted(set(auth) - set(schemes))
-        if unknown:
-            known = ", ".join(sorted(schemes)) or "(none)"
-            raise SpecError(
-                f"auth names security schemes the spec lacks: {', '.join(unknown)}; the "
-                f"spec's schemes are: {known}"
-            )
-        return {name: _credential_of(value) for name, value in auth.items()}
-    credential = _credential_of(auth)
-    fits = {
-        "ApiKey": ("apiKey",),
-        "BearerToken": ("http", "oauth2", "openIdConnect"),
-        "AccessToken": ("http", "oauth2", "openIdConnect"),
-        "BasicCredentials": ("http",),
-    }.get(type(credential).__name__, ())
-    out = {}
-    for name, scheme in schemes.items():
-        if scheme.type not in fits:
-            continue
-        is_basic = scheme.type == "http" and scheme.http_scheme == "basic"
-        if is_basic == (type(credential).__name__ == "BasicCredentials"):
-            out[name] = credential
-    return out
-
-
-def _credential_of(value: Any) -> Any:
-    """An ``AuthConfig`` gives its credential; a credential is itself."""
-    inner = getattr(value, "credential", None)
-    return inner if inner is not None and hasattr(value, "scheme") else value

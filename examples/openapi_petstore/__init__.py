@@ -1,0 +1,1 @@
+"""A REST API as a toolset: ``python -m examples.openapi_petstore``."""

@@ -1,0 +1,506 @@
+"""OpenAPIToolset on hand-written specs: the Petstore-shaped 3.0 YAML of the example
+served by its small local app, every generated tool through the exporters' checks for
+every provider, the spec faults a toolset must name, and a property: for generated
+operations, required-ness and enums in our schema equal the spec's."""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import json
+import warnings
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tests._openapi_servers import inventory_app
+from tests.test_exporters import assert_legacy_rules, assert_mcp_valid, assert_strict_rules
+from tooling import BaseTool, ToolError
+from tooling._export import gemini
+from tooling.openapi import OpenAPIToolset, RestApiTool
+
+ROOT = Path(__file__).resolve().parent.parent
+PETSTORE = ROOT / "examples" / "openapi_petstore" / "petstore.yaml"
+
+
+def tools(spec: Any, **options: Any) -> dict[str, RestApiTool]:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        toolset = OpenAPIToolset(spec, **options)
+    found = asyncio.run(toolset.get_tools())
+    return {t.name: t for t in found if isinstance(t, RestApiTool)}
+
+
+def minimal(paths: dict[str, Any], **extra: Any) -> dict[str, Any]:
+    return {"openapi": "3.0.3", "info": {"title": "t", "version": "1"}, "paths": paths, **extra}
+
+
+def ok(schema: Any = None) -> dict[str, Any]:
+    content = {"application/json": {"schema": schema}} if schema is not None else None
+    return {"200": {"description": "ok", **({"content": content} if content else {})}}
+
+
+# -- the Petstore-shaped YAML spec, served by a small local app --------------------------
+
+
+@pytest.fixture(scope="module")
+def store_url() -> str:
+    from examples.openapi_petstore import api
+
+    api.reset()
+    return api.serve()
+
+
+def test_the_yaml_petstore_gives_its_operations() -> None:
+    found = tools(PETSTORE)
+    assert list(found) == [
+        "list_pets",
+        "create_pet",
+        "show_pet_by_id",
+        "delete_pet",
+        "get_inventory",
+    ]
+    listing = found["list_pets"].parameters_json_schema
+    assert listing["properties"]["status"] == {
+        "anyOf": [{"type": "string", "enum": ["available", "pending", "sold"]}, {"type": "null"}],
+        "description": "Only pets with this status.",
+    }
+    assert listing["properties"]["limit"]["default"] == 20
+    assert listing["properties"]["limit"]["format"] == "int32"
+    show = found["show_pet_by_id"]
+    assert show.parameters_json_schema["required"] == ["petId"]  # a path-level parameter
+    pet = show.response_json_schema
+    assert pet is not None and [p["required"] for p in pet["allOf"]] == [["name"], ["id"]]
+
+
+def test_yaml_and_json_text_and_a_dict_give_the_same_tools() -> None:
+    import yaml
+
+    document = yaml.safe_load(PETSTORE.read_text())
+    from_path = {n: t.parameters_json_schema for n, t in tools(PETSTORE).items()}
+    assert {n: t.parameters_json_schema for n, t in tools(document).items()} == from_path
+    as_yaml = {n: t.parameters_json_schema for n, t in tools(PETSTORE.read_text()).items()}
+    assert as_yaml == from_path
+    as_json = {n: t.parameters_json_schema for n, t in tools(json.dumps(document)).items()}
+    assert as_json == from_path
+
+
+def test_the_spec_server_with_its_variables_is_the_default_base_url() -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert OpenAPIToolset(PETSTORE).base_url == "http://127.0.0.1:8080/v1"
+
+
+def test_calls_reach_the_local_app(store_url: str) -> None:
+    from tooling.auth import ApiKey
+
+    async def session() -> tuple[Any, ...]:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            toolset = OpenAPIToolset(PETSTORE, base_url=store_url, auth=ApiKey(value="demo-key"))
+        found = {t.name: t for t in await toolset.get_tools()}
+        try:
+            listed = await found["list_pets"].run({"tags": ["dog", "cat"], "limit": 5})
+            one = await found["show_pet_by_id"].run({"petId": 2})
+            counts = await found["get_inventory"].run({})
+            gone = await found["delete_pet"].run({"petId": 3})
+            return listed, one, counts, gone
+        finally:
+            await toolset.close()
+
+    listed, one, counts, gone = asyncio.run(session())
+    assert [p["name"] for p in listed["result"]] == ["Rex", "Tom"]
+    assert one["name"] == "Tom"
+    assert counts == {"available": 2, "sold": 1}
+    assert gone == {"status": "success", "http_status": 204}
+
+
+def test_a_refused_key_is_an_error_without_the_key(store_url: str) -> None:
+    from tooling.auth import ApiKey
+
+    async def once() -> None:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            toolset = OpenAPIToolset(PETSTORE, base_url=store_url, auth=ApiKey(value="wrong-key"))
+        tool = next(t for t in await toolset.get_tools() if t.name == "get_inventory")
+        try:
+            await tool.run({})
+        finally:
+            await toolset.close()
+
+    with pytest.raises(ToolError) as caught:
+        asyncio.run(once())
+    assert caught.value.code == "auth.unauthorized"
+    assert "wrong-key" not in str(caught.value.to_response())
+
+
+# -- every generated tool, every provider ----------------------------------------------
+
+
+def _all_tools() -> list[BaseTool]:
+    app, _ = inventory_app()
+    return [*tools(PETSTORE).values(), *tools(app.openapi()).values()]
+
+
+def _has_open_mapping(schema: Any) -> bool:
+    if isinstance(schema, dict):
+        if schema.get("type") == "object" and "properties" not in schema:
+            return schema.get("additionalProperties", True) is not False
+        if isinstance(schema.get("additionalProperties"), dict):
+            return True
+        return any(_has_open_mapping(v) for v in schema.values())
+    if isinstance(schema, list):
+        return any(_has_open_mapping(v) for v in schema)
+    return False
+
+
+@pytest.mark.parametrize("tool", _all_tools(), ids=lambda t: t.name)
+def test_every_generated_tool_exports_to_every_provider(tool: BaseTool) -> None:
+    schema = copy.deepcopy(tool.parameters_json_schema)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        legacy, _ = gemini.legacy_schema(tool.parameters_json_schema)
+        assert_legacy_rules(legacy)
+        from google.genai import types as genai_types
+
+        genai_types.FunctionDeclaration.model_validate(tool.to_gemini().model_dump())
+        genai_types.FunctionDeclaration.model_validate(tool.to_gemini(legacy=True).model_dump())
+        if _has_open_mapping(tool.parameters_json_schema):
+            with pytest.raises(ValueError, match=tool.name):
+                tool.to_openai(strict=True)
+        else:
+            strict = tool.to_openai(strict=True)["function"]["parameters"]
+            assert_strict_rules(strict)
+            assert list(strict["properties"]) == list(schema["properties"])
+        assert tool.to_openai()["function"]["parameters"] == schema
+        assert tool.to_anthropic()["input_schema"] == schema
+        assert_mcp_valid(tool.to_mcp())
+    assert tool.parameters_json_schema == schema  # exports never change the tool's schema
+
+
+# -- faults in the spec: a clear error naming where, or a diagnostic --------------------
+
+
+def test_swagger_2_is_refused_by_name() -> None:
+    with pytest.raises(ValueError, match=r"Swagger 2\.0.*not supported"):
+        OpenAPIToolset({"swagger": "2.0", "info": {}, "paths": {}})
+
+
+def test_a_document_that_is_not_openapi_is_refused() -> None:
+    with pytest.raises(ValueError, match="no 'openapi' version"):
+        OpenAPIToolset({"paths": {}})
+    with pytest.raises(ValueError, match="not valid JSON"):
+        OpenAPIToolset('{"openapi": ')
+
+
+def test_a_broken_ref_names_the_operation_and_the_pointer() -> None:
+    spec = minimal(
+        {
+            "/pets": {
+                "get": {
+                    "operationId": "listPets",
+                    "responses": ok({"$ref": "#/components/schemas/Missing"}),
+                }
+            }
+        }
+    )
+    with pytest.raises(ValueError) as caught:
+        OpenAPIToolset(spec)
+    message = str(caught.value)
+    assert "#/components/schemas/Missing" in message
+    assert "#/paths/~1pets/get/responses/200/content/application~1json/schema" in message
+
+
+def test_a_loop_of_bare_refs_is_an_error() -> None:
+    spec = minimal(
+        {"/a": {"get": {"operationId": "a", "responses": ok({"$ref": "#/components/schemas/A"})}}},
+        components={
+            "schemas": {
+                "A": {"$ref": "#/components/schemas/B"},
+                "B": {"$ref": "#/components/schemas/A"},
+            }
+        },
+    )
+    with pytest.raises(ValueError, match="circular \\$ref"):
+        OpenAPIToolset(spec)
+
+
+def test_a_parameter_ref_loop_is_an_error() -> None:
+    spec = minimal(
+        {"/a": {"get": {"parameters": [{"$ref": "#/components/parameters/P"}], "responses": ok()}}},
+        components={"parameters": {"P": {"$ref": "#/components/parameters/P"}}},
+    )
+    with pytest.raises(ValueError, match="circular"):
+        OpenAPIToolset(spec)
+
+
+def test_an_undeclared_path_parameter_is_an_error() -> None:
+    spec = minimal({"/pets/{id}": {"get": {"operationId": "getPet", "responses": ok()}}})
+    with pytest.raises(ValueError, match=r"getPet.*\{id\}"):
+        OpenAPIToolset(spec)
+
+
+def test_an_unknown_security_scheme_is_an_error() -> None:
+    spec = minimal({"/a": {"get": {"security": [{"nope": []}], "responses": ok()}}})
+    with pytest.raises(ValueError, match="'nope'"):
+        OpenAPIToolset(spec)
+
+
+def test_unknown_formats_are_kept_with_a_diagnostic() -> None:
+    spec = minimal(
+        {
+            "/a": {
+                "get": {
+                    "operationId": "a",
+                    "parameters": [
+                        {
+                            "name": "when",
+                            "in": "query",
+                            "schema": {"type": "string", "format": "fancy-date"},
+                        }
+                    ],
+                    "responses": ok(),
+                }
+            }
+        }
+    )
+    (tool,) = tools(spec).values()
+    assert tool.parameters_json_schema["properties"]["when"]["format"] == "fancy-date"
+    assert [d.code for d in tool.diagnostics] == ["openapi.unknown_format"]
+    with pytest.warns(UserWarning, match="fancy-date"):
+        strict = tool.to_openai(strict=True)["function"]["parameters"]
+    assert strict["properties"]["when"]["anyOf"][0] == {"type": "string"}  # dropped, said
+
+
+def test_duplicate_operation_ids_are_numbered_with_a_diagnostic() -> None:
+    spec = minimal(
+        {
+            "/a": {"get": {"operationId": "listThings", "responses": ok()}},
+            "/b": {"get": {"operationId": "listThings", "responses": ok()}},
+        }
+    )
+    with pytest.warns(UserWarning, match="listThings"):
+        toolset = OpenAPIToolset(spec)
+    first, second = asyncio.run(toolset.get_tools())
+    assert (first.name, second.name) == ("list_things", "list_things_2")
+    assert "openapi.duplicate_operation_id" in [d.code for d in second.diagnostics]
+
+
+def test_operations_without_ids_are_named_from_method_and_path() -> None:
+    spec = minimal(
+        {
+            "/pets/{petId}/photos": {
+                "parameters": [
+                    {"name": "petId", "in": "path", "required": True, "schema": {"type": "string"}}
+                ],
+                "get": {"responses": ok()},
+                "post": {"responses": ok()},
+            },
+            "/2fa": {"put": {"responses": ok()}},
+        }
+    )
+    assert list(tools(spec)) == ["get_pets_pet_id_photos", "post_pets_pet_id_photos", "put_2fa"]
+
+
+def test_names_follow_the_tool_name_rule() -> None:
+    spec = minimal(
+        {
+            "/a": {"get": {"operationId": "getHTTPResponse.v2", "responses": ok()}},
+            "/b": {"get": {"operationId": "x" * 80, "responses": ok()}},
+            "/c": {"get": {"operationId": "9lives", "responses": ok()}},
+        }
+    )
+    assert list(tools(spec)) == ["get_http_response_v2", "x" * 64, "op_9lives"]
+
+
+def test_non_json_bodies() -> None:
+    spec = minimal(
+        {
+            "/upload": {
+                "post": {
+                    "operationId": "upload",
+                    "requestBody": {
+                        "required": True,
+                        "content": {
+                            "application/octet-stream": {
+                                "schema": {"type": "string", "format": "binary"}
+                            }
+                        },
+                    },
+                    "responses": ok(),
+                }
+            },
+            "/maybe": {
+                "post": {
+                    "operationId": "maybe",
+                    "requestBody": {
+                        "content": {"multipart/form-data": {"schema": {"type": "object"}}}
+                    },
+                    "responses": ok(),
+                }
+            },
+            "/note": {
+                "post": {
+                    "operationId": "note",
+                    "requestBody": {
+                        "required": True,
+                        "content": {"text/plain": {"schema": {"type": "string"}}},
+                    },
+                    "responses": ok(),
+                }
+            },
+            "/form": {
+                "post": {
+                    "operationId": "form",
+                    "requestBody": {
+                        "required": True,
+                        "content": {
+                            "application/x-www-form-urlencoded": {
+                                "schema": {
+                                    "type": "object",
+                                    "required": ["q"],
+                                    "properties": {"q": {"type": "string"}},
+                                }
+                            }
+                        },
+                    },
+                    "responses": ok(),
+                }
+            },
+        }
+    )
+    with pytest.warns(UserWarning) as warned:
+        toolset = OpenAPIToolset(spec)
+    messages = " ".join(str(w.message) for w in warned)
+    assert "octet-stream" in messages and "multipart/form-data" in messages
+    found = {t.name: t for t in asyncio.run(toolset.get_tools())}
+    assert sorted(found) == ["form", "maybe", "note"]  # a required binary body: left out
+    assert [d.code for d in toolset.diagnostics] == ["openapi.unsupported_body"]
+    assert "upload" in toolset.diagnostics[0].message
+    assert found["maybe"].parameters_json_schema["properties"] == {}
+    assert found["note"].parameters_json_schema["required"] == ["body"]
+    assert found["form"].parameters_json_schema["required"] == ["q"]
+
+
+def test_a_ref_to_another_file_is_read_relative_to_the_spec(tmp_path: Path) -> None:
+    (tmp_path / "models").mkdir()
+    (tmp_path / "models" / "pet.yaml").write_text(
+        "Pet:\n  type: object\n  required: [name]\n  properties:\n"
+        "    name: {type: string}\n    owner: {$ref: '#/Owner'}\n"
+        "Owner:\n  type: object\n  properties:\n    email: {type: string, format: email}\n"
+    )
+    (tmp_path / "api.yaml").write_text(
+        "openapi: 3.1.0\ninfo: {title: t, version: '1'}\npaths:\n  /pets:\n    post:\n"
+        "      operationId: addPet\n      requestBody:\n        required: true\n"
+        "        content:\n          application/json:\n"
+        "            schema: {$ref: 'models/pet.yaml#/Pet'}\n"
+        "      responses: {'200': {description: ok}}\n"
+    )
+    (tool,) = tools(tmp_path / "api.yaml").values()
+    assert tool.parameters_json_schema["required"] == ["name"]
+    assert tool.parameters_json_schema["properties"]["owner"]["properties"]["email"] == {
+        "type": "string",
+        "format": "email",
+    }
+
+
+def test_a_remote_ref_is_never_fetched() -> None:
+    spec = minimal({"/a": {"get": {"responses": ok({"$ref": "https://example.com/s.json#/X"})}}})
+    with pytest.raises(ValueError, match="never fetched"):
+        OpenAPIToolset(spec)
+
+
+def test_a_bad_base_url_is_refused_when_built() -> None:
+    with pytest.raises(ValueError, match="absolute http"):
+        OpenAPIToolset(minimal({}), base_url="ftp://host/")
+
+
+def test_no_base_url_is_a_clear_call_error() -> None:
+    (tool,) = tools(minimal({"/a": {"get": {"operationId": "a", "responses": ok()}}})).values()
+    with pytest.raises(ToolError, match="no base URL"):
+        asyncio.run(tool.run({}))
+
+
+# -- the property: required-ness and enums are the spec's ---------------------------------
+
+_names = st.from_regex(r"[a-z][a-z0-9_]{0,10}", fullmatch=True)
+_enums = st.lists(
+    st.text(st.characters(codec="ascii", categories=["L", "N"]), min_size=1, max_size=5),
+    min_size=1,
+    max_size=4,
+    unique=True,
+)
+_scalar = st.one_of(
+    st.just({"type": "string"}),
+    st.just({"type": "integer", "format": "int32"}),
+    st.builds(lambda e: {"type": "string", "enum": e}, _enums),
+)
+
+
+@st.composite
+def operations(draw: st.DrawFn) -> dict[str, Any]:
+    params = draw(
+        st.dictionaries(
+            _names,
+            st.tuples(st.sampled_from(["query", "header"]), st.booleans(), _scalar),
+            max_size=4,
+        )
+    )
+    body_props = draw(st.dictionaries(_names, st.tuples(st.booleans(), _scalar), max_size=4))
+    body_kind = draw(st.sampled_from(["none", "object", "oneOf"]))
+    body_required = draw(st.booleans())
+    operation: dict[str, Any] = {
+        "operationId": "op",
+        "parameters": [
+            {"name": n, "in": place, "required": req, "schema": schema}
+            for n, (place, req, schema) in params.items()
+        ],
+        "responses": ok(),
+    }
+    if body_kind == "object":
+        schema = {
+            "type": "object",
+            "properties": {n: s for n, (_, s) in body_props.items()},
+            "required": [n for n, (r, _) in body_props.items() if r],
+        }
+    elif body_kind == "oneOf":
+        schema = {"oneOf": [{"type": "string"}, {"type": "array", "items": {"type": "integer"}}]}
+    if body_kind != "none":
+        operation["requestBody"] = {
+            "required": body_required,
+            "content": {"application/json": {"schema": schema}},
+        }
+    return {
+        "spec": minimal({"/op": {"post": operation}}),
+        "params": params,
+        "body": (body_kind, body_required, body_props),
+    }
+
+
+@settings(max_examples=60, deadline=None)
+@given(operations())
+def test_property_required_ness_and_enums_are_the_specs(case: dict[str, Any]) -> None:
+    (tool,) = tools(case["spec"]).values()
+    schema = tool.parameters_json_schema
+    properties, required = schema["properties"], set(schema.get("required", ()))
+    expected_required = {n for n, (_, req, _) in case["params"].items() if req}
+    names = set(case["params"])
+    for name, (_, _, param_schema) in case["params"].items():
+        assert properties[name].get("enum") == param_schema.get("enum")
+    kind, body_required, body_props = case["body"]
+    if kind == "object" and body_props:
+        for prop, (prop_required, prop_schema) in body_props.items():
+            name = prop if prop not in names else f"body_{prop}"
+            assert properties[name].get("enum") == prop_schema.get("enum")
+            if body_required and prop_required:
+                expected_required.add(name)
+    elif kind != "none":
+        name = "body" if "body" not in names else "body_body"
+        if body_required:
+            expected_required.add(name)
+        if kind == "oneOf":
+            assert len(properties[name]["oneOf"]) == 2
+    assert required == expected_required
