@@ -50,6 +50,7 @@ served = [
     tools.pid,
     tools.crash,
     tools.crash_once,
+    tools.place,
     grow,
     growing,
 ]

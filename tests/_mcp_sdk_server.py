@@ -48,6 +48,17 @@ TOOLS = [
     _tool("slow", {"marker": {"type": "string"}}),
     _tool("stats", {}),
     _tool("change_tools", {}),
+    # Optional parameters whose schemas take no null (a strict model sends null for them).
+    types.Tool(
+        name="count",
+        description="Counts up to n.",
+        input_schema={
+            "type": "object",
+            "properties": {"n": {"type": "integer"}, "label": {"type": "string"}},
+        },
+    ),
+    _tool("triple", {"a": {"type": "string"}, "b": {"type": "string"}, "c": {"type": "string"}}),
+    _tool("in_background", {}, execution=types.ToolExecution(task_support="required")),
 ]
 
 
@@ -92,6 +103,8 @@ async def call_tool(
             marker.with_suffix(".cancelled").write_text("cancelled")
             raise
         return types.CallToolResult(content=_text("slept"))
+    if name in ("count", "triple"):
+        return types.CallToolResult(content=_text("ok"), structured_content=dict(args))
     if name == "stats":
         return types.CallToolResult(content=_text("stats"), structured_content=dict(counts))
     if name == "change_tools":

@@ -11,6 +11,8 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
+from pydantic import BaseModel
+
 from tooling import Blob, FileRef, ToolContext, ToolError, tool
 
 PIXEL = bytes.fromhex(
@@ -104,3 +106,22 @@ def crash_once(marker: str) -> int:
     if _ran(marker) == 1:
         os._exit(3)
     return Path(marker).read_text(encoding="utf-8").count("ran")
+
+
+@tool
+def explode() -> int:
+    """Fails with an unexpected exception (a bug in the tool)."""
+    raise RuntimeError("the tool broke")
+
+
+class Point(BaseModel):
+    """A point on the plane."""
+
+    x: int
+    y: int
+
+
+@tool(read_only=True, concurrency_safe=True)
+def place(point: Point, tags: list[str] | None = None) -> dict[str, object]:
+    """Places a point, with optional tags."""
+    return {"x": point.x, "y": point.y, "tags": tags or []}

@@ -57,6 +57,14 @@ async def eventually(predicate: Any, timeout: float = 20.0) -> bool:
     return False
 
 
+def error_body(result: types.CallToolResult) -> dict[str, Any]:
+    """The error response a failed call carries as its one text block."""
+    assert result.is_error and result.structured_content is None
+    (block,) = result.content
+    assert isinstance(block, types.TextContent)
+    return json.loads(block.text)  # type: ignore[no-any-return]
+
+
 def targets(http_url: str) -> dict[str, str]:
     return {"stdio": "stdio", "http": http_url}
 
@@ -96,22 +104,30 @@ async def check_basics(client: Client) -> None:
     link = next(b for b in result.content if isinstance(b, types.ResourceLink))
     assert link.uri == "file:///tmp/x.txt"
 
+    # Errors travel as text only: a client checks structuredContent against outputSchema.
     result = await client.call_tool("refuse", {"reason": "no"})
-    assert result.is_error
-    assert result.structured_content == {
+    assert result.is_error and result.structured_content is None
+    assert error_body(result) == {
         "status": "error",
         "error": {"code": "demo.refused", "message": "refused: no"},
     }
-    assert json.loads(result.content[0].text) == result.structured_content  # type: ignore[union-attr]
 
     result = await client.call_tool("add", {"a": "two"})
-    assert result.is_error
-    error = result.structured_content["error"]  # type: ignore[index]
+    error = error_body(result)["error"]
     assert error["code"] == "tool.invalid_arguments"
     assert [d["loc"] for d in error["details"]] == [["a"], ["b"]]
 
+    result = await client.call_tool("explode", {})
+    assert error_body(result)["error"]["code"] == "tool.failed"
+
     result = await client.call_tool("nope", {})
-    assert result.is_error and "add" in result.structured_content["error"]["message"]  # type: ignore[index]
+    assert "add" in error_body(result)["error"]["message"]
+
+    # An object or array parameter also takes its JSON as text.
+    result = await client.call_tool("place", {"point": '{"x": 1, "y": 2}', "tags": '["t"]'})
+    assert result.structured_content == {"x": 1, "y": 2, "tags": ["t"]}
+    result = await client.call_tool("place", {"point": "[1, 2]"})
+    assert error_body(result)["error"]["details"][0]["loc"] == ["point"]
 
     seen: list[tuple[float, str | None]] = []
 
@@ -157,17 +173,15 @@ async def check_confirmations(where: str, mode: str) -> None:
         result = await client.call_tool("delete_record", {"record_id": "r1"})
         assert not result.is_error and result.structured_content == {"deleted": "r1"}
         result = await client.call_tool("delete_record", {"record_id": "r2"})
-        assert result.is_error
-        assert result.structured_content["error"]["code"] == "tool.rejected"  # type: ignore[index]
+        assert error_body(result)["error"]["code"] == "tool.rejected"
     assert len(asked) == 2
     assert "Confirm running delete_record." in asked[0] and '"r1"' in asked[0]
 
     async with connect(where, mode) as client:  # no elicitation: told confirmation is needed
         result = await client.call_tool("delete_record", {"record_id": "r3"})
-        assert result.is_error
-        body = result.structured_content
-        assert body["error"]["code"] == "tool.confirmation_required"  # type: ignore[index]
-        assert body["confirmation"]["args"] == {"record_id": "r3"}  # type: ignore[index]
+        body = error_body(result)
+        assert body["error"]["code"] == "tool.confirmation_required"
+        assert body["confirmation"]["args"] == {"record_id": "r3"}
 
 
 @pytest.mark.parametrize("mode", MODES)

@@ -144,6 +144,44 @@ async def test_invalid_arguments_are_refused_before_sending(sdk_tools: McpToolse
     assert after["calls"] == before["calls"] + 1  # only the stats call itself
 
 
+async def test_a_null_for_an_optional_parameter_is_left_out(sdk_tools: McpToolset) -> None:
+    count = (await tools_of(sdk_tools))["count"]
+    # What a model following the strict OpenAI declaration sends for "left out".
+    strict = count.to_openai(strict=True)["function"]["parameters"]
+    assert strict["required"] == ["n", "label"]
+    assert await count.run({"n": None, "label": None}) == {}
+    assert await count.run({"n": 3, "label": None}) == {"n": 3}
+    with pytest.raises(ToolError) as raised:  # a wrong value is still refused
+        await count.run({"n": "3"})
+    assert [d["loc"] for d in raised.value.details or []] == [["n"]]
+
+
+async def test_missing_arguments_give_one_detail_each(sdk_tools: McpToolset) -> None:
+    triple = (await tools_of(sdk_tools))["triple"]
+    with pytest.raises(ToolError) as raised:
+        await triple.run({})
+    assert [(d["loc"], d["type"]) for d in raised.value.details or []] == [
+        (["a"], "missing"),
+        (["b"], "missing"),
+        (["c"], "missing"),
+    ]
+
+
+async def test_a_tool_that_requires_tasks_is_left_out(caplog: pytest.LogCaptureFixture) -> None:
+    # The handshake era carries a tool's task support (the 2026-07-28 era has none).
+    with http_server(SDK_SERVER, script=True, extra=("--legacy",)) as (url, _):
+        toolset = McpToolset(HttpServer(url))
+        try:
+            with caplog.at_level("WARNING", logger="tooling"):
+                tools = await tools_of(toolset)
+            assert toolset._connection._open.client.protocol_version == "2025-11-25"  # type: ignore[union-attr]
+        finally:
+            await toolset.close()
+    assert "in_background" not in tools and "echo" in tools
+    (line,) = [r.getMessage() for r in caplog.records if "in_background" in r.getMessage()]
+    assert "tasks are not supported" in line
+
+
 async def test_a_list_change_invalidates_the_cache() -> None:
     toolset = McpToolset(sdk_server())
     try:
@@ -203,6 +241,11 @@ async def test_our_server_round_trip(our_tools: McpToolset) -> None:
     with pytest.raises(ToolError) as raised:  # no elicitation here: told it needs the user
         await tools["delete_record"].run({"record_id": "r1"})
     assert raised.value.code == "tool.confirmation_required"
+
+    # Our strict declaration's null for an optional parameter is its default here too.
+    place = tools["place"]
+    point = {"x": 1, "y": 2}
+    assert await place.run({"point": point, "tags": None}) == {**point, "tags": []}
 
 
 async def test_progress_reaches_a_streamed_dispatch(our_tools: McpToolset) -> None:

@@ -629,3 +629,39 @@ def test_descriptions_change_no_legacy_gemini_export_but_their_own_keywords(sig:
         assert prop.get("description", "").startswith(f"About {name}."), prop
     # The grammar has no ``Any``: nothing may be widened to "any value".
     assert not [d for d in described_lossy + bare_lossy if "any JSON value" in d.message]
+
+
+@given(sig=signatures(), data=st.data())
+def test_mcp_types_every_object_or_array_parameter_and_its_json_text_is_read(
+    sig: Sig, data: st.DataObject
+) -> None:
+    from tooling._export.mcp import structured_kind
+    from tooling.mcp._server import lenient_arguments
+
+    t, _ = _tool(sig)
+    schema = t.parameters_json_schema
+    exported = t.to_mcp()["inputSchema"]
+    defs = schema.get("$defs", {})
+    kinds: dict[str, str | None] = {}
+    for name, prop in schema.get("properties", {}).items():
+        kinds[name] = kind = structured_kind(prop, defs)[0]
+        typed = exported["properties"][name].get("type")
+        if kind is not None:  # a client that sends text can tell to send JSON
+            assert typed == kind or typed == [kind, "null"], (name, typed)
+        else:
+            assert typed == prop.get("type"), (name, typed)
+
+    # What the function takes passes the exported schema (a null for an optional
+    # parameter means the default there: left out) ...
+    values = _jsonable(data.draw(arguments(sig), label="values"))
+    required = set(schema.get("required", ()))
+    sent = {k: v for k, v in values.items() if v is not None or k in required}
+    Draft202012Validator(exported).validate(sent)
+    # ... and each object or array sent as its JSON text reaches the function the same.
+    textual = [k for k, v in sent.items() if isinstance(v, dict | list) and kinds[k]]
+    as_text = {
+        k: json.dumps(v) if k in textual and data.draw(st.booleans()) else v
+        for k, v in sent.items()
+    }
+    fixed = lenient_arguments(t, as_text)
+    assert fixed == sent

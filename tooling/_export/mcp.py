@@ -5,8 +5,13 @@
 and the schema reference (``Tool``, ``ToolAnnotations``):
 
 * ``inputSchema`` is a JSON Schema object with ``type: "object"`` at the top: the
-  parameters schema, copied unchanged (``"type": "object"`` added if a hand-written one
-  leaves it out).
+  parameters schema (``"type": "object"`` added if a hand-written one leaves it out).
+  A parameter whose schema has no ``type`` but takes only objects (a model's ``$ref``) or
+  only arrays, besides null (``Optional[list]``'s ``anyOf``), is given that ``type``:
+  clients that send every value as text (the MCP Inspector's CLI) parse a value as JSON
+  only for a property typed ``"object"`` or ``"array"``. For an optional parameter the
+  null branch is left out (a null there means the default, as leaving it out does: the
+  server still takes it); a required one gets ``[kind, "null"]``.
 * ``outputSchema`` (optional) describes ``structuredContent`` and must also be an
   object schema. A tool's response is always a dict (a non-dict return is sent as
   ``{"result": value}``), so: a schema whose top is ``type: object`` is used as is; one
@@ -37,6 +42,7 @@ def export(tool: BaseTool) -> tuple[dict[str, Any], list[Diagnostic]]:
     """The tool as an MCP ``Tool`` dict."""
     input_schema = ops.deep_copy(tool.parameters_json_schema)
     input_schema.setdefault("type", "object")
+    _type_structured_parameters(input_schema)
     result: dict[str, Any] = {
         "name": provider_name(tool.name, "mcp"),
         "description": tool.description,
@@ -51,6 +57,47 @@ def export(tool: BaseTool) -> tuple[dict[str, Any], list[Diagnostic]]:
         "destructiveHint": bool(tool.is_destructive),
     }
     return result, diagnostics
+
+
+def structured_kind(schema: Any, defs: dict[str, Any]) -> tuple[str | None, bool]:
+    """``("object" | "array", admits_null)`` for a schema whose values other than null are
+    all objects or all arrays; ``(None, ...)`` for any other schema."""
+    kinds: set[Any] = set()
+    nullable = False
+    for branch in ops.branches(schema, defs):
+        kind = branch.get("type")
+        if ops.is_null_schema(branch):
+            nullable = True
+        elif isinstance(kind, list):
+            nullable = nullable or "null" in kind
+            kinds.update(k for k in kind if k != "null")
+        else:
+            kinds.add(kind)
+    if len(kinds) == 1 and kinds <= {"object", "array"}:
+        return str(next(iter(kinds))), nullable
+    return None, nullable
+
+
+def _type_structured_parameters(schema: JSONSchema) -> None:
+    """Give untyped object or array parameters their ``type`` (see the module docs)."""
+    properties = schema.get("properties")
+    if not isinstance(properties, dict):
+        return
+    defs = schema.get("$defs")
+    defs = defs if isinstance(defs, dict) else {}
+    required = schema.get("required") or ()
+    for name, prop in list(properties.items()):
+        if not isinstance(prop, dict) or "type" in prop:
+            continue
+        kind, nullable = structured_kind(prop, defs)
+        if kind is None:
+            continue
+        if nullable and name not in required:
+            prop, _ = ops.split_null(prop)  # "this or null" as "this": null is the default
+            properties[name] = prop = dict(prop)
+            nullable = False
+        if "type" not in prop:
+            prop["type"] = [kind, "null"] if nullable else kind
 
 
 def output_schema(response: JSONSchema) -> tuple[JSONSchema, list[Diagnostic]]:

@@ -2,7 +2,10 @@
 
 Serving: the response dict is ``structuredContent`` and its JSON one text block; each
 ``Blob`` part is an image or audio block (by MIME type) or an embedded resource, each
-``FileRef`` a resource link; an error sets ``isError``.
+``FileRef`` a resource link. An error sets ``isError`` and travels as its JSON text only:
+clients built on the TypeScript SDK check ``structuredContent`` against the tool's
+``outputSchema`` even on an error, which an error response never matches (the Python
+SDK's own server sends errors as text too).
 
 Consuming: ``structuredContent`` is the response dict, else the text blocks are
 ``{"result": text}``; image, audio and embedded binary blocks become ``Blob`` values
@@ -17,6 +20,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import json
 from typing import Any
 
 import mcp_types as types
@@ -54,12 +58,9 @@ def to_call_result(
     content: list[types.ContentBlock] = [types.TextContent(text=_text(shown))]
     content.extend(_part_block(i, part) for i, part in enumerate(response.parts))
     meta = _artifact_meta(response.artifact) if response.artifact is not None else None
-    return types.CallToolResult(
-        content=content,
-        structured_content=shown,
-        is_error=response.error is not None,
-        meta=meta,
-    )
+    if response.error is not None:  # text only: see the module docs
+        return types.CallToolResult(content=content, is_error=True, meta=meta)
+    return types.CallToolResult(content=content, structured_content=shown, meta=meta)
 
 
 #: The ``_meta`` key under which a ``ToolResult``'s artifact travels.
@@ -154,7 +155,13 @@ def error_from_result(result: types.CallToolResult) -> ToolError:
     The message is the server's text (written for the model). When the structured
     content is an error response of this package's shape, its code and details are kept.
     """
+    text = "\n".join(_texts(result.content))
     structured = result.structured_content
+    if structured is None and text.startswith("{"):
+        try:
+            structured = json.loads(text)
+        except ValueError:
+            structured = None
     if isinstance(structured, dict) and isinstance(structured.get("error"), dict):
         error = structured["error"]
         code, message = error.get("code"), error.get("message")
@@ -163,7 +170,6 @@ def error_from_result(result: types.CallToolResult) -> ToolError:
             return ToolError(
                 message,
                 code=code,
-                details=details if isinstance(details, list) else None,
+                details=details if isinstance(details, list | dict) else None,
             )
-    text = "\n".join(_texts(result.content)) or "the MCP server reported an error"
-    return ToolError(text, code="tool.failed")
+    return ToolError(text or "the MCP server reported an error", code="tool.failed")

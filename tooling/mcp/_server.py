@@ -29,6 +29,7 @@ from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, Too
 
 from .._base import BaseTool, BaseToolset
 from .._errors import ToolError
+from .._export.mcp import structured_kind
 from .._scheduling.scheduler import ExecutionStrategy, Scheduler
 from .._types import Confirmation, ToolCall, ToolProgress, ToolResponse
 from . import _confirm
@@ -60,6 +61,38 @@ def mcp_tool(tool: BaseTool) -> types.Tool:
     if title is not None:
         exported["title"] = title
     return types.Tool.model_validate(exported, by_alias=True)
+
+
+def lenient_arguments(tool: BaseTool | None, arguments: dict[str, Any]) -> dict[str, Any]:
+    """``arguments`` with JSON text parsed for object and array parameters.
+
+    MCP's lenient rule: clients that send every value as text (the MCP Inspector's CLI
+    for a property it does not see typed) send an object or an array as its JSON. A
+    string is parsed only for a parameter that takes no string, and kept only when it
+    gives the kind the parameter takes; anything else goes on to validation unchanged.
+    """
+    if tool is None:
+        return arguments
+    schema = tool.parameters_json_schema
+    properties = schema.get("properties")
+    if not isinstance(properties, dict):
+        return arguments
+    defs = schema.get("$defs")
+    defs = defs if isinstance(defs, dict) else {}
+    fixed = dict(arguments)
+    for name, value in arguments.items():
+        if not isinstance(value, str) or name not in properties:
+            continue
+        kind, _ = structured_kind(properties[name], defs)
+        if kind is None:
+            continue
+        try:
+            parsed = json.loads(value)
+        except ValueError:
+            continue
+        if isinstance(parsed, dict if kind == "object" else list):
+            fixed[name] = parsed
+    return fixed
 
 
 def _pending(response: ToolResponse) -> dict[str, Any] | None:
@@ -163,7 +196,7 @@ class McpServer:
         with serving_call(ctx.meta):
             self._remember(ctx)
             scheduler = await self._scheduler_for(params.name)
-            arguments = params.arguments or {}
+            arguments = lenient_arguments(scheduler.tools.get(params.name), params.arguments or {})
             call = ToolCall(id=f"mcp-{ctx.request_id}", name=params.name, args=arguments)
             confirmations: dict[str, Confirmation] = {}
             answer = _confirm.retry_answer(params)

@@ -14,6 +14,7 @@ restarted) never ran, and is sent again on a new session. Past the timeout the c
 from __future__ import annotations
 
 import asyncio
+import copy
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -22,6 +23,7 @@ from mcp import Client
 from mcp.shared.exceptions import MCPError
 from pydantic import ValidationError
 
+from .. import _jsonschema as ops
 from .._base import BaseTool, CheckedArguments, ToolRuntime
 from .._context import progress_is_read
 from .._errors import ToolError, error_details_from_validation
@@ -61,7 +63,9 @@ def _problems(error: ValidationError_) -> list[dict[str, Any]]:
     instance = error.instance
     required = error.validator_value
     if error.validator == "required" and isinstance(instance, dict) and isinstance(required, list):
-        missing = [n for n in required if n not in instance]
+        # jsonschema reports each missing name as an error of its own, naming it first.
+        name = error.message.split("'")[1] if error.message.count("'") >= 2 else None
+        missing = [n for n in required if n not in instance and (name is None or n == name)]
         return [{"loc": [*where, n], "type": "missing", "msg": "Field required"} for n in missing]
     if error.validator == "additionalProperties" and isinstance(instance, dict):
         known = error.schema.get("properties", {}) if isinstance(error.schema, dict) else {}
@@ -133,8 +137,14 @@ class McpTool(BaseTool):
         return self._validator
 
     def check_arguments(self, args: Mapping[str, Any] | str | bytes) -> CheckedArguments:
-        """The arguments, valid against ``inputSchema`` (or ``tool.invalid_arguments``)."""
-        arguments = super().check_arguments(args).values
+        """The arguments, valid against ``inputSchema`` (or ``tool.invalid_arguments``).
+
+        A null for a property that may be left out and whose schema takes no null (what a
+        model following the strict OpenAI declaration sends for "the default") is left
+        out, at any depth, as for this package's own tools.
+        """
+        arguments = copy.deepcopy(super().check_arguments(args).values)
+        ops.drop_default_nulls(self.parameters_json_schema, arguments)
         errors = sorted(
             self._schema_validator().iter_errors(arguments), key=lambda e: list(e.absolute_path)
         )

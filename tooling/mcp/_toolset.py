@@ -77,6 +77,16 @@ class McpToolset(BaseToolset):
             except ValueError as exc:
                 logger.warning("MCP server %s: tool skipped: %s", self.server.describe(), exc)
                 continue
+            execution = definition.execution
+            if execution is not None and execution.task_support == "required":
+                # Every call of it would fail (-32601) until tasks are supported here.
+                logger.warning(
+                    "MCP server %s: tool %r skipped: it can only run as a task, and tasks "
+                    "are not supported",
+                    self.server.describe(),
+                    definition.name,
+                )
+                continue
             fresh.append(
                 McpTool(
                     definition,
