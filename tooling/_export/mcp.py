@@ -93,7 +93,7 @@ def _type_structured_parameters(schema: JSONSchema) -> None:
         if kind is None:
             continue
         if nullable and name not in required:
-            prop, _ = ops.split_null(prop)  # "this or null" as "this": null is the default
+            prop, _ = rewrites.split_null(prop)  # "this or null" as "this": null is the default
             properties[name] = prop = dict(prop)
             nullable = False
         if "type" not in prop:
