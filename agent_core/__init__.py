@@ -22,12 +22,18 @@ from ._agent_tool import AgentTool
 from ._content import Content, FunctionCall, FunctionResponse, Part, ProviderPart
 from ._events import Event, EventActions
 from ._runner import RunConfig, Runner
-from ._service_urls import artifact_service_from_url, session_service_from_url
+from ._service_urls import (
+    artifact_service_from_url,
+    credential_service_from_url,
+    session_service_from_url,
+)
 from .models.base import BaseLlm, LlmRequest, LlmResponse
 from .models.scripted import ScriptedModel
 from .services.artifacts import InMemoryArtifactService, SqliteArtifactService
+from .services.credentials import SqliteCredentialService
 from .services.memory import InMemoryMemoryService
 from .services.postgres_artifacts import PostgresArtifactService
+from .services.postgres_credentials import PostgresCredentialService
 from .sessions.base import Session, SessionExistsError
 from .sessions.memory import InMemorySessionService
 from .sessions.postgres import PostgresSessionService
@@ -57,6 +63,7 @@ __all__ = [
     "OpenAIModel",
     "Part",
     "PostgresArtifactService",
+    "PostgresCredentialService",
     "PostgresSessionService",
     "ProviderPart",
     "RunConfig",
@@ -65,8 +72,10 @@ __all__ = [
     "Session",
     "SessionExistsError",
     "SqliteArtifactService",
+    "SqliteCredentialService",
     "SqliteSessionService",
     "artifact_service_from_url",
+    "credential_service_from_url",
     "session_service_from_url",
 ]
 

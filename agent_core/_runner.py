@@ -160,7 +160,7 @@ class Runner(Closing):
             memory_service=self.memory_service,
             pool=self.pool,
             processes=lambda: self.processes,
-            credential_service=self.credential_service,
+            credential_service=lambda: self.credential_service,
         )
 
     async def _session(self, user_id: str, session_id: str) -> Session:

@@ -1,4 +1,4 @@
-"""Session and artifact services named by a URL: ``memory://``, ``sqlite:///path``,
+"""Session, artifact and credential services named by a URL: ``memory://``, ``sqlite:///path``,
 ``postgresql://...``.
 
 ``sqlite:`` URLs read as SQLAlchemy's do (and so as google-adk's ``db_url``):
@@ -14,10 +14,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from tooling.auth import CredentialService
+
     from .services.base import BaseArtifactService
     from .sessions.base import BaseSessionService
 
-__all__ = ["artifact_service_from_url", "session_service_from_url"]
+__all__ = ["artifact_service_from_url", "credential_service_from_url", "session_service_from_url"]
 
 _POSTGRES_SCHEMES = ("postgresql", "postgres")
 
@@ -77,3 +79,23 @@ def artifact_service_from_url(url: str) -> BaseArtifactService:
     from .services.postgres_artifacts import PostgresArtifactService
 
     return PostgresArtifactService(where)
+
+
+def credential_service_from_url(url: str, *, key: str | bytes | None = None) -> CredentialService:
+    """The credential service ``url`` names (see the module docs for the forms).
+
+    ``key``: a Fernet key to encrypt stored tokens with (default: the
+    ``AGENT_CORE_CREDENTIAL_KEY`` environment variable); not used by ``memory://``.
+    """
+    kind, where = _split(url)
+    if kind == "memory":
+        from tooling.auth import InMemoryCredentialService
+
+        return InMemoryCredentialService()
+    if kind == "sqlite":
+        from .services.credentials import SqliteCredentialService
+
+        return SqliteCredentialService(where, key=key)
+    from .services.postgres_credentials import PostgresCredentialService
+
+    return PostgresCredentialService(where, key=key)

@@ -137,6 +137,7 @@ SURFACE: dict[str, list[str]] = {
         "OpenAIModel",
         "Part",
         "PostgresArtifactService",
+        "PostgresCredentialService",
         "ProviderPart",
         "PostgresSessionService",
         "RunConfig",
@@ -145,8 +146,10 @@ SURFACE: dict[str, list[str]] = {
         "Session",
         "SessionExistsError",
         "SqliteArtifactService",
+        "SqliteCredentialService",
         "SqliteSessionService",
         "artifact_service_from_url",
+        "credential_service_from_url",
         "session_service_from_url",
     ],
 }

@@ -100,6 +100,8 @@ def _scheduler(inv: Invocation, agent: Agent, tools: dict[str, BaseTool]) -> Sch
     config = inv.config
     isolated = any(t.isolation == "process" for t in tools.values())
     callbacks = agent.before_tool_callback is not None or agent.after_tool_callback is not None
+    credentials = inv.services.credential_service
+    needs_auth = any(t.auth is not None for t in tools.values())
     return Scheduler(
         tools.values(),
         strategy=agent.tool_strategy,
@@ -109,7 +111,7 @@ def _scheduler(inv: Invocation, agent: Agent, tools: dict[str, BaseTool]) -> Sch
         pool=inv.services.pool,
         processes=inv.services.processes() if isolated else None,
         hooks=ToolCallbacks(agent) if callbacks else None,
-        credential_service=inv.services.credential_service,
+        credential_service=credentials() if credentials is not None and needs_auth else None,
         budget=inv.budget,
     )
 

@@ -61,8 +61,8 @@ class RunServices:
     memory_service: BaseMemoryService
     pool: WorkerPool
     processes: Callable[[], ProcessPool]
-    #: Where tools' credentials are stored (None: each dispatch's scheduler keeps its own).
-    credential_service: CredentialService | None = None
+    #: Where tools' credentials are stored (made, or returned, when a tool needs it).
+    credential_service: Callable[[], CredentialService] | None = None
 
 
 class Invocation:

@@ -98,6 +98,20 @@ def read_redirect(uri: str) -> dict[str, str]:
     return found
 
 
+_ssl: Any = None
+
+
+def _client() -> Any:
+    """An ``httpx2.AsyncClient`` for one request; the TLS context (slow to build) is made
+    once per process and shared."""
+    global _ssl
+    import httpx2
+
+    if _ssl is None:
+        _ssl = httpx2.create_ssl_context()
+    return httpx2.AsyncClient(timeout=TOKEN_REQUEST_TIMEOUT, verify=_ssl)
+
+
 def _cut(text: Any) -> str:
     value = str(text)
     return value if len(value) <= _SERVER_TEXT else value[:_SERVER_TEXT] + "..."
@@ -122,7 +136,7 @@ async def token_request(token_url: str, client: OAuth2Client, form: dict[str, st
     shown = f"{where.scheme}://{where.netloc}{where.path}"
     logger.debug("token request (%s) to %s", form.get("grant_type"), shown)
     try:
-        async with httpx2.AsyncClient(timeout=TOKEN_REQUEST_TIMEOUT) as http:
+        async with _client() as http:
             answer = await http.post(token_url, data=data, headers=headers)
     except httpx2.HTTPError as exc:
         raise TokenEndpointError(
@@ -179,7 +193,7 @@ async def discover(discovery_url: str) -> dict[str, Any]:
     import httpx2
 
     try:
-        async with httpx2.AsyncClient(timeout=TOKEN_REQUEST_TIMEOUT) as http:
+        async with _client() as http:
             answer = await http.get(discovery_url, headers={"Accept": "application/json"})
         body = answer.json()
     except (httpx2.HTTPError, ValueError) as exc:

@@ -55,6 +55,17 @@ class StoredCredential(BaseModel):
     issued_at: float | None = None
     pending: PendingAuthorization | None = None
 
+    def to_secret_json(self) -> str:
+        """This record as JSON text, secrets included, for a store to write (encrypted
+        where it can be). Never log it."""
+        return dump_stored(self)
+
+    @classmethod
+    def from_secret_json(cls, text: str | bytes) -> StoredCredential:
+        """The record :meth:`to_secret_json` wrote; ``CredentialServiceError`` if the
+        text is not one."""
+        return load_stored(text)
+
 
 def dump_stored(record: StoredCredential) -> str:
     """``record`` as JSON text, secrets included: for a store to write (encrypted when it
