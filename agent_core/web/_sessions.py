@@ -204,9 +204,19 @@ def _message(body: Any) -> str | Content:
     if isinstance(content, Mapping):
         try:
             return Content.from_dict(dict(content))
-        except (TypeError, ValueError, KeyError) as exc:
-            raise HttpError(400, f"content is not a valid Content: {exc}") from None
-    raise HttpError(400, 'give {"text": "..."} or {"content": {"role": "user", "parts": [...]}}')
+        except Exception:  # any shape at all may come: our words, not Python's
+            raise HttpError(400, f"content is not a valid Content: {_SHAPES}") from None
+    raise HttpError(400, f"the body must be {_SHAPES}")
+
+
+_SHAPES = (
+    '{"text": "..."} or {"content": {"role": "user", "parts": [{"text": "..."}, ...]}} '
+    "(parts in the event wire shape)"
+)
+
+
+async def _events_only(items: AsyncIterator[tuple[str, Any]]) -> dict[str, Any]:
+    return {"events": [data async for kind, data in items if kind == "event"]}
 
 
 def add_session_routes(server: WebServer, apps: Mapping[str, SessionsApi]) -> None:
@@ -244,10 +254,12 @@ def add_session_routes(server: WebServer, apps: Mapping[str, SessionsApi]) -> No
             )
         )
 
-    def send(request: Request) -> EventStream:
+    def send(request: Request) -> EventStream | Reply:
         api = pick(request)
         message = _message(request.json())
         user, sid = request.params["user"], request.params["id"]
+        if request.wants_json:  # one JSON object: {"events": [...]}
+            return Reply(server.run(_events_only(api.send(user, sid, message))))
         return server.stream(lambda: api.send(user, sid, message))
 
     server.route("GET", "/api/sessions", list_sessions)

@@ -22,8 +22,9 @@ import queue
 import re
 import secrets
 import threading
+import time
 import urllib.parse
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any, TypeVar
@@ -46,6 +47,8 @@ _STATIC = {
     "/favicon.ico": ("", ""),
 }
 _MAX_BODY = 16 * 1024 * 1024
+#: How long a client may take to send a request's head or its whole body, by default.
+READ_TIMEOUT_S = 10.0
 
 
 class HttpError(Exception):
@@ -67,6 +70,7 @@ class Request:
     params: dict[str, str]
     query: dict[str, str]
     body: bytes = b""
+    headers: Mapping[str, str] = field(default_factory=dict)
 
     def json(self) -> Any:
         """The body as JSON (an empty body is ``{}``); invalid JSON is a 400."""
@@ -76,6 +80,15 @@ class Request:
             return json.loads(self.body)
         except ValueError as exc:
             raise HttpError(400, f"the body is not valid JSON: {exc}") from None
+        except RecursionError:
+            raise HttpError(400, "the body's JSON is nested too deep") from None
+
+    @property
+    def wants_json(self) -> bool:
+        """Whether the client asks for one JSON answer rather than server-sent events
+        (``Accept: application/json`` without ``text/event-stream``)."""
+        accept = (self.headers.get("Accept") or "").lower()
+        return "application/json" in accept and "text/event-stream" not in accept
 
     def int_query(self, name: str, default: int, *, low: int = 0, high: int = 10**9) -> int:
         """An integer query parameter, bounded; a non-integer is a 400."""
@@ -144,7 +157,8 @@ class WebServer(Closing):
 
     ``url`` is the page's address with the token; ``close()`` stops it (also on leaving a
     ``with`` or ``async with`` block). Routes are added with :meth:`route`; the page asks
-    ``GET /api/info`` what it may show (``info`` is that answer).
+    ``GET /api/info`` what it may show (``info`` is that answer). A client gets
+    ``read_timeout`` seconds to send a request's head, and as long for its body.
     """
 
     def __init__(
@@ -154,6 +168,7 @@ class WebServer(Closing):
         port: int = 0,
         info: dict[str, Any] | None = None,
         on_close: Callable[[], None] | None = None,
+        read_timeout: float = READ_TIMEOUT_S,
     ) -> None:
         if not is_loopback(host):
             logger.warning(
@@ -163,6 +178,9 @@ class WebServer(Closing):
             )
         self.token = secrets.token_urlsafe(24)
         self.host = host
+        #: Seconds a client may take to send a request's head, and its whole body; one
+        #: that is slower gets a 408 and its connection closed (its thread is freed).
+        self.read_timeout = read_timeout
         self.info: dict[str, Any] = dict(info or {})
         self._routes: list[tuple[str, re.Pattern[str], Handler]] = []
         self._on_close: list[Callable[[], None]] = [on_close] if on_close else []
@@ -227,7 +245,7 @@ class WebServer(Closing):
                 raise
             except Exception as exc:
                 logger.exception("inspector stream failed")
-                out.put(("error", {"error": f"{type(exc).__name__}: {exc}"}))
+                out.put(("error", {"error": internal_error(exc)}))
             finally:
                 out.put(done)
 
@@ -315,6 +333,11 @@ class WebServer(Closing):
             protocol_version = "HTTP/1.1"
             server_version = "tooling-inspector"
 
+            def setup(self) -> None:
+                super().setup()
+                # Reading a request's head (and each read of its body) waits this long.
+                self.connection.settimeout(server.read_timeout)
+
             def log_message(self, format: str, *args: Any) -> None:
                 logger.debug("inspector: " + format, *args)
 
@@ -341,26 +364,54 @@ class WebServer(Closing):
                 path = split.path  # routes match the encoded path; parameters are decoded
                 query = dict(urllib.parse.parse_qsl(split.query, keep_blank_values=True))
                 try:
-                    length = int(self.headers.get("Content-Length") or 0)
-                    if length > _MAX_BODY:
-                        raise HttpError(413, "the body is too large")
-                    body = self.rfile.read(length) if length > 0 else b""
+                    # Who asks comes first: nothing of a body is read for a refused request.
                     server.check(self.headers, path, query)
+                    body = self._body()
                     if not path.startswith("/api/"):
                         self._static(method, path)
                         return
                     result = self._dispatch(method, path, query, body)
                 except HttpError as exc:
+                    if "Content-Length" in self.headers:
+                        # The body may be unread: the connection cannot carry another request.
+                        self.close_connection = True
                     self._json(exc.status, {"error": exc.message, **exc.extra})
                     return
                 except Exception as exc:
                     logger.exception("inspector request %s %s failed", method, path)
-                    self._json(500, {"error": f"{type(exc).__name__}: {exc}"})
+                    self._json(500, {"error": internal_error(exc)})
                     return
                 if isinstance(result, EventStream):
                     self._events(result)
                 else:
                     self._json(result.status, result.body)
+
+            def _body(self) -> bytes:
+                """The request's body: at most ``_MAX_BODY`` bytes, read within the
+                server's ``read_timeout`` in all."""
+                text = self.headers.get("Content-Length")
+                if text is None:
+                    return b""
+                if not text.isdigit():
+                    raise HttpError(400, "Content-Length must be a whole number of bytes")
+                length = int(text)
+                if length > _MAX_BODY:
+                    raise HttpError(413, f"the body is too large (at most {_MAX_BODY} bytes)")
+                deadline = time.monotonic() + server.read_timeout
+                chunks: list[bytes] = []
+                left = length
+                try:
+                    while left > 0:
+                        if time.monotonic() > deadline:
+                            raise TimeoutError
+                        chunk = self.rfile.read1(min(left, 65536))
+                        if not chunk:
+                            raise HttpError(400, "the body ended before its Content-Length")
+                        chunks.append(chunk)
+                        left -= len(chunk)
+                except TimeoutError:
+                    raise HttpError(408, "the body did not arrive in time") from None
+                return b"".join(chunks)
 
             def _dispatch(
                 self, method: str, path: str, query: dict[str, str], body: bytes
@@ -374,7 +425,8 @@ class WebServer(Closing):
                         allowed = True
                         continue
                     params = {k: urllib.parse.unquote(v) for k, v in match.groupdict().items()}
-                    return handler(Request(method, path, params, query, body))
+                    headers = {k: v for k, v in self.headers.items()}
+                    return handler(Request(method, path, params, query, body, headers))
                 if allowed:
                     raise HttpError(405, f"{method} is not allowed on {path}")
                 raise HttpError(404, f"no such API route: {path}")
@@ -410,6 +462,8 @@ class WebServer(Closing):
                 self.send_header("Content-Type", "application/json; charset=utf-8")
                 self.send_header("Content-Length", str(len(data)))
                 self.send_header("Cache-Control", "no-store")
+                if self.close_connection:
+                    self.send_header("Connection", "close")
                 self.end_headers()
                 if self.command != "HEAD":
                     self.wfile.write(data)
@@ -434,6 +488,15 @@ class WebServer(Closing):
                         stream.on_close()
 
         return _Handler
+
+
+def internal_error(exc: BaseException) -> str:
+    """What a client is told of an unexpected failure: its type, never its text (a
+    store's error may hold a DSN with its password); the log has the rest."""
+    return (
+        f"the inspector failed with {type(exc).__name__} "
+        "(the error text is not shown; see the server's log)"
+    )
 
 
 def _cancel(future: Any) -> None:

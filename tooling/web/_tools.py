@@ -196,6 +196,15 @@ def _artifact(artifact: Any) -> Any:
         return repr(artifact)[:2000]
 
 
+async def _final_only(items: AsyncIterator[tuple[str, Any]]) -> Any:
+    """The ``response`` item of a call's stream (progress and partial results dropped)."""
+    final: Any = None
+    async for kind, data in items:
+        if kind == "response":
+            final = data
+    return final
+
+
 def add_tool_routes(server: WebServer, catalogues: Mapping[str, ToolCatalogue]) -> None:
     """Serve the tools API for ``catalogues`` (by app name; ``?app=`` picks one, the first
     by default)."""
@@ -215,7 +224,7 @@ def add_tool_routes(server: WebServer, catalogues: Mapping[str, ToolCatalogue]) 
         provider = request.query.get("provider") or "gemini"
         return Reply(pick(request).report(request.params["name"], provider))
 
-    def call_tool(request: Request) -> EventStream:
+    def call_tool(request: Request) -> EventStream | Reply:
         catalogue = pick(request)
         name = request.params["name"]
         body = request.json()
@@ -223,6 +232,8 @@ def add_tool_routes(server: WebServer, catalogues: Mapping[str, ToolCatalogue]) 
         if tool is None:
             raise HttpError(409, f"tool {name!r} cannot be built")
         _call_request(body)  # a malformed request is a 400 before the stream starts
+        if request.wants_json:  # one JSON object: the final response, as the stream's last
+            return Reply(server.run(_final_only(catalogue.call(name, body))))
         return server.stream(lambda: catalogue.call(name, body))
 
     server.route("GET", "/api/tools", list_tools)
