@@ -42,22 +42,29 @@ class Callee:
 
 
 async def call_once(
-    callee: Callee, call_args: list[Any], call_kwargs: dict[str, Any], executor: Executor | None
+    name: str,
+    func: Callable[..., Any],
+    kind: Kind,
+    threaded: bool,
+    call_args: list[Any],
+    call_kwargs: dict[str, Any],
+    executor: Executor | None,
 ) -> Any:
-    """Call a plain (non-generator) function once; its raw result.
+    """Call a plain (non-generator) function of tool ``name`` once (awaited, in a worker
+    thread when ``threaded``, else on the loop); its raw result.
 
     The tool's own ``ToolError`` comes out as is; anything else as ``tool.failed``.
     """
     try:
-        if callee.kind == "async":
-            return await callee.func(*call_args, **call_kwargs)
-        if not callee.in_thread:
-            return callee.func(*call_args, **call_kwargs)
-        return await in_thread(callee.func, call_args, call_kwargs, executor)
+        if kind == "async":
+            return await func(*call_args, **call_kwargs)
+        if not threaded:
+            return func(*call_args, **call_kwargs)
+        return await in_thread(func, call_args, call_kwargs, executor)
     except ToolError:
         raise
     except FAILURES as exc:
-        raise failed(callee.name, exc) from exc
+        raise failed(name, exc) from exc
 
 
 async def responses(
@@ -88,7 +95,10 @@ async def responses(
 
     kind = callee.kind
     if kind in ("sync", "async"):
-        yield response(await call_once(callee, call_args, call_kwargs, executor), True)
+        result = await call_once(
+            name, callee.func, kind, callee.in_thread, call_args, call_kwargs, executor
+        )
+        yield response(result, True)
         return
 
     last: Any = None

@@ -34,9 +34,12 @@ from .._results import split_result, to_response
 from .._types import Diagnostic, ToolResponse
 from .arguments import Args, validate_arguments
 from .calling import Callee, call_once, closing, failed, in_thread, responses
+from .options import checked_auth, checked_conflict_key
 from .target import Isolation, Target, analyze_target, process_reference
 
 if TYPE_CHECKING:
+    from concurrent.futures import Executor
+
     from .._context import ToolContext
     from .._policy import Availability, Guardrail, OutputGuardrail
     from ..auth._credentials import AuthConfig
@@ -126,7 +129,7 @@ class FunctionTool(BaseTool, Generic[P, R]):
         self.timeout = timeout
         self.scopes = tuple(scopes)
         self.run_in_thread = run_in_thread
-        self.conflict_key = _checked_conflict_key(conflict_key, target)
+        self.conflict_key = checked_conflict_key(conflict_key, target)
         if isolation not in ("thread", "process"):
             raise ValueError(f"isolation must be 'thread' or 'process', not {isolation!r}")
         if isolation == "process" and not run_in_thread:
@@ -135,7 +138,7 @@ class FunctionTool(BaseTool, Generic[P, R]):
                 "isolation='process' in a worker process: choose one"
             )
         self.isolation: Isolation = isolation
-        self.auth = _checked_auth(auth, target, isolation)
+        self.auth = checked_auth(auth, target, isolation)
         self.set_policies(
             checked_policies(
                 f"tool {target.qualname}:",
@@ -277,7 +280,7 @@ class FunctionTool(BaseTool, Generic[P, R]):
     # -- running ---------------------------------------------------------------------------
     #
     # Every way in (``run``, ``stream``, a scheduler's ``respond``/``stream_responses``)
-    # checks the arguments once, then ends in ``_call_once`` (one call of a plain
+    # checks the arguments once, then ends in ``call_once`` (one call of a plain
     # function) or ``_responses`` (the one generator of a call's responses, for every
     # kind). The one shortcut: ``run`` of a plain function without a context validates,
     # calls and makes the response dict itself (no ``ToolResponse`` to throw away).
@@ -328,7 +331,7 @@ class FunctionTool(BaseTool, Generic[P, R]):
         runtime: ToolRuntime = _DEFAULT_RUNTIME,
     ) -> ToolResponse:
         """Run a call whose arguments were checked; its final response."""
-        if self._target.kind in ("gen", "asyncgen") or self._process_ref is not None:
+        if not self._plain:
             final: ToolResponse | None = None
             async with self.stream_responses(arguments, ctx, runtime=runtime) as updates:
                 async for update in updates:
@@ -336,9 +339,20 @@ class FunctionTool(BaseTool, Generic[P, R]):
             assert final is not None
             return final
         spec = self._cell.spec or self._cell.build()
-        ctx = self._with_context(spec, ctx)
+        if spec.context_parameter is not None:
+            ctx = self._with_context(spec, ctx)
         started = time.perf_counter()
-        content, artifact = split_result(await self._call_once(spec, arguments, ctx, runtime))
+        call_args, call_kwargs = self._call_args(spec, arguments.native, ctx)
+        result = await call_once(
+            self.name,
+            self._func,
+            self._target.kind,
+            self.run_in_thread,
+            call_args,
+            call_kwargs,
+            runtime.executor,
+        )
+        content, artifact = split_result(result)
         body, parts = to_response(content, self.name)
         return ToolResponse(
             id=ctx.function_call_id if ctx is not None else "",
@@ -361,17 +375,6 @@ class FunctionTool(BaseTool, Generic[P, R]):
 
     def _callee(self) -> Callee:
         return Callee(self.name, self._func, self._target.kind, self.run_in_thread)
-
-    async def _call_once(
-        self,
-        spec: ToolSpec,
-        arguments: CheckedArguments,
-        ctx: ToolContext | None,
-        runtime: ToolRuntime,
-    ) -> Any:
-        """Call a plain (non-generator) function once; its raw result."""
-        call_args, call_kwargs = self._call_args(spec, arguments.native, ctx)
-        return await call_once(self._callee(), call_args, call_kwargs, runtime.executor)
 
     async def _responses(
         self, arguments: CheckedArguments, ctx: ToolContext | None, runtime: ToolRuntime
@@ -428,41 +431,33 @@ class FunctionTool(BaseTool, Generic[P, R]):
         return spec.to_call_args(validated, ctx)
 
 
-def _checked_conflict_key(rule: ConflictKeyRule | None, target: Target) -> ConflictKeyRule | None:
-    """``rule`` if it names a parameter of the tool or is callable; else a ``TypeError``."""
-    if rule is None or callable(rule):
-        return rule
-    if not isinstance(rule, str):
-        raise TypeError(
-            f"tool {target.qualname}: conflict_key must be a parameter name or a function of "
-            f"the arguments, not {type(rule).__name__}"
-        )
-    names = [p.name for p in target.parameters]
-    if rule not in names:
-        raise TypeError(
-            f"tool {target.qualname}: conflict_key {rule!r} is not one of its parameters "
-            f"({', '.join(names) or 'it has none'})"
-        )
-    return rule
+async def respond_directly(
+    tool: FunctionTool[..., Any], args: Args, call_id: str, executor: Executor | None
+) -> ToolResponse:
+    """``tool.respond(tool.check_arguments(args))`` in one step, for a plain function
+    that takes no context (a scheduler's short way): the response to call ``call_id``,
+    untimed (``duration_s`` is the caller's to set).
 
-
-def _checked_auth(auth: Any, target: Target, isolation: Isolation) -> AuthConfig | None:
-    """``auth`` if it is an ``AuthConfig`` a call can be given a credential for."""
-    if auth is None:
-        return None
-    from ..auth._credentials import AuthConfig
-
-    if not isinstance(auth, AuthConfig):
-        raise TypeError(
-            f"tool {target.qualname}: auth= takes a tooling.auth.AuthConfig, not "
-            f"{type(auth).__name__}"
-        )
-    if isolation == "process":
-        raise ValueError(
-            f"tool {target.qualname}: credentials stay in the caller's process, so auth= "
-            "cannot be combined with isolation='process'"
-        )
-    return auth
+    ``executor`` runs a sync function that runs in a thread (None: the default pool).
+    """
+    spec = tool._cell.spec or tool._cell.build()
+    assert tool._plain and spec.context_parameter is None
+    call_args, call_kwargs = tool._call_args(spec, validate_arguments(tool.name, spec, args))
+    func = tool._func
+    try:
+        if tool._target.kind == "async":
+            result = await func(*call_args, **call_kwargs)
+        elif tool.run_in_thread:
+            result = await in_thread(func, call_args, call_kwargs, executor)
+        else:
+            result = func(*call_args, **call_kwargs)
+    except ToolError:
+        raise
+    except FAILURES as exc:
+        raise failed(tool.name, exc) from exc
+    content, artifact = split_result(result)
+    body, parts = to_response(content, tool.name)
+    return ToolResponse(id=call_id, name=tool.name, response=body, parts=parts, artifact=artifact)
 
 
 def is_method_tool(tool: FunctionTool[..., Any]) -> bool:

@@ -10,13 +10,13 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Coroutine, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
 from .._base import BaseTool, CheckedArguments, ToolRuntime
 from .._context import SimpleToolContext, ToolContext, give_up, route_progress
-from .._errors import FAILURES, ToolError, log_failure, not_found
+from .._errors import FAILURES, ToolError, not_found
 from .._state import show_earlier_writes
 from .._tracing import dispatch_trace
 from .._types import Confirmation, ToolCall, ToolResponse
@@ -24,27 +24,20 @@ from .budget import RunBudget
 from .confirmation import WaitingForUser, check_confirmation, check_requests
 from .credentials import obtain_credential, run_authorized
 from .guarding import guard_input, run_policed
+from .plain_calls import PlainCalls, answer_plainly, log_answer
 from .planning import CallRecord, Mode, Plan, Segment, plan_dispatch
 from .progress import CallProgress, ProgressChannel
-from .running import run_within_limit
+from .running import (
+    error_response,
+    failure_response,
+    raised_response,
+    run_within_limit,
+)
 from .strategy import ContextFactory, DispatchSettings, ExecutionStrategy
 
 __all__: list[str] = []
 
 logger = logging.getLogger("tooling")
-
-
-def _error_response(
-    call: ToolCall, error: ToolError, started: float, exc: BaseException | None
-) -> ToolResponse:
-    return ToolResponse(
-        id=call.id,
-        name=call.name,
-        response=error.to_response(),
-        error=error,
-        exception=exc,
-        duration_s=time.perf_counter() - started,
-    )
 
 
 class Dispatch:
@@ -83,6 +76,19 @@ class Dispatch:
         #: The run's counts (the scheduler's budget, else this dispatch's own, made when
         #: a policy first needs it).
         self._budget = settings.budget
+        #: Whether each answered call is logged (debug logging is on).
+        self.debug = logger.isEnabledFor(logging.DEBUG)
+        # Plain calls take the short way unless something around every call (hooks, a
+        # trace, a concurrency or time limit) needs the steps it leaves out.
+        self._plain = (
+            PlainCalls(settings.tools, confirmations, granted_scopes)
+            if settings.hooks is None
+            and not settings.policed
+            and self.trace is None
+            and self.slots is None
+            and settings.timeout is None
+            else None
+        )
 
     # -- planning ----------------------------------------------------------------------
 
@@ -102,7 +108,7 @@ class Dispatch:
                         if blocked_by is not None:
                             self._deferred(index, blocked_by)
                         else:
-                            await self._answer(index)
+                            await self._answering(index)
                             blocked_by = self.blocked.get(index)
                     continue
                 if blocked_by is not None:
@@ -110,7 +116,7 @@ class Dispatch:
                         self._deferred(index, blocked_by)
                     continue
                 if len(segment.members) == 1:
-                    await self._answer(segment.members[0])
+                    await self._answering(segment.members[0])
                 else:
                     await self._run_segment(segment)
                 blocked_by = next(
@@ -145,7 +151,7 @@ class Dispatch:
         if not deps:  # safe reads, or keys that all differ: everything at once
             async with asyncio.TaskGroup() as calls:
                 for index in segment.members:
-                    calls.create_task(self._answer(index))
+                    calls.create_task(self._answering(index))
             return
         done = {i: asyncio.Event() for i in segment.members}
 
@@ -159,7 +165,7 @@ class Dispatch:
                     self._deferred(index, root)
                     self.blocked[index] = root
                 else:
-                    await self._answer(index)
+                    await self._answering(index)
             finally:
                 done[index].set()
 
@@ -192,7 +198,7 @@ class Dispatch:
                     "needs its own id",
                     code="tool.duplicate_call",
                 )
-                self._finish(index, _error_response(call, error, time.perf_counter(), None))
+                self.finish(index, error_response(call, error, time.perf_counter(), None))
             seen.add(call.id)
 
     def _deferred(self, index: int, blocked_by: str) -> None:
@@ -202,13 +208,18 @@ class Dispatch:
             "when that one is resumed",
             code="tool.deferred",
         )
-        self._finish(index, _error_response(call, error, time.perf_counter(), None))
+        self.finish(index, error_response(call, error, time.perf_counter(), None))
 
-    def _finish(
-        self, index: int, response: ToolResponse, progress: CallProgress | None = None
+    def finish(
+        self,
+        index: int,
+        response: ToolResponse,
+        progress: CallProgress | None = None,
+        ended: float | None = None,
     ) -> None:
+        """Call ``index`` is answered with ``response`` (its folded calls too)."""
         self.responses[index] = response
-        self.ended_at[index] = time.perf_counter()
+        self.ended_at[index] = time.perf_counter() if ended is None else ended
         plan = self.plan
         followers = plan.followers.get(index) if plan is not None else None
         if followers:
@@ -223,9 +234,14 @@ class Dispatch:
         if followers:
             for follower in followers:
                 # A folded call is answered by its leader's run, under its own id.
-                self._finish(follower, replace(response, id=self.calls[follower].id))
+                self.finish(follower, replace(response, id=self.calls[follower].id))
 
     # -- one call ----------------------------------------------------------------------
+
+    def _answering(self, index: int) -> Coroutine[Any, Any, None]:
+        """What answers call ``index``: the short way for a plain call, else the full one."""
+        plain = self._plain.tool_for(self.calls[index]) if self._plain is not None else None
+        return self._answer(index) if plain is None else answer_plainly(self, index, plain)
 
     async def _answer(self, index: int) -> None:
         """Answer one call: the tool's response, or the error the call ended with."""
@@ -237,7 +253,7 @@ class Dispatch:
             # The call starts when it has a slot: only then is its context made, so it
             # sees the writes of every call that finished while it waited for one.
             if self.slots is None:
-                self.started_at[index] = started = time.perf_counter()
+                self.started_at[index] = started
                 response = await self._call_handling_confirmation(
                     index, tool, call, progress, started
                 )
@@ -261,23 +277,9 @@ class Dispatch:
         except ToolError as raised:
             if raised.retry:  # the tool asks the model to try again: counted
                 raised = self.budget.ask_retry(self.settings, call.name, raised)
-            cause = raised.__cause__
-            told = raised
-            if self.settings.expose_errors and raised.hides_cause:
-                told = ToolError(f"{type(cause).__name__}: {cause}", code="tool.failed")
-                told.__cause__ = cause
-            response = _error_response(call, told, started, cause if cause is not None else raised)
+            response = raised_response(call, raised, started, self.settings.expose_errors)
         except FAILURES as exc:  # a hand-written tool or a context factory misbehaved
-            log_failure(call.name, exc)
-            failure = ToolError(
-                f"{type(exc).__name__}: {exc}"
-                if self.settings.expose_errors
-                else f"tool {call.name!r} failed with {type(exc).__name__} "
-                "(the error text is not shown)",
-                code="tool.failed",
-            )
-            failure.__cause__ = exc
-            response = _error_response(call, failure, started, exc)
+            response = failure_response(call, exc, started, self.settings.expose_errors)
         except BaseException:
             # Cancelled: a thread still running the call learns it was given up on, and
             # the call's span still ends, saying so.
@@ -290,15 +292,9 @@ class Dispatch:
         ctx = self.contexts.get(index)
         if ctx is not None and ctx.actions.state_delta:
             self.finished_deltas[index] = ctx.actions.state_delta
-        if logger.isEnabledFor(logging.DEBUG):
-            logger.debug(
-                "tool call %s %s: %s in %.4f s",
-                call.id,
-                call.name,
-                response.error.code if response.error is not None else "ok",
-                response.duration_s,
-            )
-        self._finish(index, response, progress)
+        if self.debug:
+            log_answer(call, response)
+        self.finish(index, response, progress)
 
     async def _call_handling_confirmation(
         self, index: int, tool: BaseTool, call: ToolCall, progress: CallProgress, started: float

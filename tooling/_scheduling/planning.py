@@ -214,17 +214,18 @@ def plan_dispatch(
     if any(_needs_arguments(tools.get(name), mode) for name in names):
         return _plan_with_arguments(calls, todo, tools, mode)
     # The plain path: no keys, no folds; a call is a barrier or a safe read.
+    safe = {n: mode == "parallel" or (mode == "auto" and _safe(tools.get(n))) for n in names}
+    if todo and all(safe.values()):  # PARALLEL, or safe reads only: all at once
+        return Plan([Segment(list(todo))], {}, None, mode)
     segments: list[Segment] = []
     current: list[int] = []
     serial: dict[int, int] = {}
     for index in todo:
-        if mode == "parallel":
+        name = calls[index].name
+        if safe[name]:
             current.append(index)
             continue
-        tool = tools.get(calls[index].name)
-        if mode == "auto" and tool is not None and tool.read_only and tool.concurrency_safe:
-            current.append(index)
-            continue
+        tool = tools.get(name)
         if current:
             segments.append(Segment(current))
             current = []
@@ -239,6 +240,10 @@ def plan_dispatch(
     if any(count > 1 for count in serial.values()):
         _hint_missing_flags([t for t in tools.values() if serial.get(id(t), 0) > 1])
     return Plan(segments, {}, None, mode)
+
+
+def _safe(tool: BaseTool | None) -> bool:
+    return tool is not None and bool(tool.read_only and tool.concurrency_safe)
 
 
 def _needs_arguments(tool: BaseTool | None, mode: Mode) -> bool:

@@ -14,12 +14,13 @@ from typing import TYPE_CHECKING
 
 from .._base import BaseTool, CheckedArguments
 from .._context import ToolContext, give_up
-from .._errors import ToolError
+from .._errors import ToolError, log_failure
 from .._types import ToolCall, ToolResponse
 from .deadlines import stop_within_grace
 from .response_size import cut_for_model
 
 if TYPE_CHECKING:
+    from .._workers.threads import WorkerPool
     from .dispatch import Dispatch
 
 __all__: list[str] = []
@@ -40,13 +41,7 @@ async def run_within_limit(
         limit = settings.timeout
     threaded = tool.runs_in_thread
     if threaded:
-        pool = settings.thread_pool()
-        if pool.saturated():
-            raise ToolError(
-                f"tool {tool.name!r} was not started: {pool.abandoned} hung "
-                "calls (timed out or cancelled) are still running in their threads",
-                code="tool.failed",
-            )
+        refuse_if_saturated(tool, settings.thread_pool())
     if limit is None:
         if not tool.streams:  # the common case, one coroutine layer less
             response = await tool.respond(checked, ctx, runtime=dispatch.runtime(tool))
@@ -94,6 +89,16 @@ async def run_within_limit(
     )
 
 
+def refuse_if_saturated(tool: BaseTool, pool: WorkerPool) -> None:
+    """A ``ToolError`` rather than a thread call on a pool its hung calls have filled."""
+    if pool.saturated():
+        raise ToolError(
+            f"tool {tool.name!r} was not started: {pool.abandoned} hung "
+            "calls (timed out or cancelled) are still running in their threads",
+            code="tool.failed",
+        )
+
+
 async def run_tool(
     dispatch: Dispatch,
     tool: BaseTool,
@@ -129,3 +134,49 @@ def settle(call: ToolCall, response: ToolResponse, started: float) -> ToolRespon
     response.name = call.name
     response.duration_s = time.perf_counter() - started
     return cut_for_model(response)
+
+
+# -- a call's error as its response --------------------------------------------------------
+
+
+def error_response(
+    call: ToolCall, error: ToolError, started: float, exc: BaseException | None
+) -> ToolResponse:
+    """The response of a call that ended with ``error`` (caused by ``exc``)."""
+    return ToolResponse(
+        id=call.id,
+        name=call.name,
+        response=error.to_response(),
+        error=error,
+        exception=exc,
+        duration_s=time.perf_counter() - started,
+    )
+
+
+def raised_response(
+    call: ToolCall, raised: ToolError, started: float, expose_errors: bool
+) -> ToolResponse:
+    """The response of a call that raised ``raised``; with ``expose_errors``, an error
+    that hides its cause tells it."""
+    cause = raised.__cause__
+    told = raised
+    if expose_errors and raised.hides_cause:
+        told = ToolError(f"{type(cause).__name__}: {cause}", code="tool.failed")
+        told.__cause__ = cause
+    return error_response(call, told, started, cause if cause is not None else raised)
+
+
+def failure_response(
+    call: ToolCall, exc: BaseException, started: float, expose_errors: bool
+) -> ToolResponse:
+    """The response of a call whose hand-written tool (or context factory) misbehaved;
+    the error text only with ``expose_errors``."""
+    log_failure(call.name, exc)
+    failure = ToolError(
+        f"{type(exc).__name__}: {exc}"
+        if expose_errors
+        else f"tool {call.name!r} failed with {type(exc).__name__} (the error text is not shown)",
+        code="tool.failed",
+    )
+    failure.__cause__ = exc
+    return error_response(call, failure, started, exc)
