@@ -8,11 +8,12 @@
     .venv/bin/python benchmarks/bench_tooling.py --only 2,4   # some sections only
 
 Sections: 1 decoration, 2 cold build, 3 warm export fetch, 4 run() per call, 5 sync tools
-in a worker thread, 6 import time, 7 google-adk (in its own venv, made on demand with
-``--adk`` at ``.bench-venvs/adk``, then used by every full run; never in CI). The six
-functions are in ``_functions.py``; the harness (generated loops, interleaved rounds,
-medians) in ``_timing.py``. Numbers are medians; ``ok?`` compares with the design's
-targets. This is a script, not a test: nothing here fails a build.
+in a worker thread, 6 import time, 8 a call with ``auth=`` and a cached token, 7 google-adk
+(in its own venv, made on demand with ``--adk`` at ``.bench-venvs/adk``, then used by every
+full run; never in CI). The six functions are in ``_functions.py``; the harness
+(generated loops, interleaved rounds, medians) in ``_timing.py``. Numbers are medians;
+``ok?`` compares with the design's targets. This is a script, not a test: nothing here
+fails a build.
 """
 
 from __future__ import annotations
@@ -52,7 +53,7 @@ from _timing import (
 from pydantic import create_model, validate_call
 
 import tooling
-from tooling import tool
+from tooling import ToolContext, tool
 from tooling._workers.threads import default_executor
 
 HERE = Path(__file__).resolve().parent
@@ -333,6 +334,74 @@ def bench_run(cfg: Config) -> tuple[str, dict[str, float]]:
         ],
     )
     return text, res
+
+
+# -- 8. auth: a call whose valid token is cached ------------------------------------------------
+
+
+def bench_auth(cfg: Config) -> str:
+    from pydantic import SecretStr
+
+    from tooling import Scheduler, ToolCall
+    from tooling.auth import (
+        AccessToken,
+        AuthConfig,
+        ClientCredentialsFlow,
+        InMemoryCredentialService,
+        OAuth2Client,
+        OAuth2Scheme,
+        StoredCredential,
+    )
+
+    config = AuthConfig(
+        scheme=OAuth2Scheme(flows=ClientCredentialsFlow(token_url="http://127.0.0.1:9/token")),
+        credential=OAuth2Client(client_id="bench", client_secret=SecretStr("s")),
+    )
+
+    async def plain(q: str, tool_context: ToolContext) -> str:
+        return q
+
+    async def authed(q: str, tool_context: ToolContext) -> str:
+        return q
+
+    service = InMemoryCredentialService()
+    token = AccessToken(token=SecretStr("t"), expires_at=time.time() + 86400)
+    ev = loop()
+    ev.run_until_complete(
+        service.save_credential(
+            config.key("", "anonymous"), StoredCredential(token=token, issued_at=time.time())
+        )
+    )
+    without = Scheduler([tool(plain, run_in_thread=False)])
+    with_auth = Scheduler(
+        [tool(authed, run_in_thread=False, auth=config)], credential_service=service
+    )
+    calls_plain = [ToolCall(id="c", name="plain", args={"q": "x"})]
+    calls_auth = [ToolCall(id="c", name="authed", args={"q": "x"})]
+    (first,) = ev.run_until_complete(with_auth.dispatch(calls_auth))  # the token is cached now
+    assert first.error is None, first.response
+    cases = {
+        "without": Case("await s.dispatch(c)", {"s": without, "c": calls_plain}),
+        "with": Case("await s.dispatch(c)", {"s": with_auth, "c": calls_auth}),
+    }
+    res = measure(cases, rounds=cfg.rounds, budget_ms=cfg.budget_ms)
+    extra = res["with"] - res["without"]
+    rows = [
+        [
+            "one call, cached valid token",
+            fmt_ns(res["with"]),
+            fmt_ns(res["without"]),
+            fmt_ns(extra),
+            "≤ 5 µs",
+            verdict(extra <= 5000),
+        ]
+    ]
+    return table(
+        "8. Scheduler.dispatch of one call: a tool with auth= (token cached) vs the same without",
+        ["case", "with auth=", "without", "extra", "target", "ok?"],
+        rows,
+        ["both tools take a ToolContext; the token is valid for a day, so no request is made."],
+    )
 
 
 # -- 5. sync tools in a thread ------------------------------------------------------------------
@@ -636,6 +705,8 @@ def main() -> int:
         show(bench_thread(cfg, run_res))
     if wanted("6"):
         show(bench_import(cfg))
+    if wanted("8"):
+        show(bench_auth(cfg))
     if wanted("7"):
         in_ci = bool(os.environ.get("CI"))
         python = opts.adk_venv / "bin" / "python"

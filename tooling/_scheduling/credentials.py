@@ -18,6 +18,19 @@ if TYPE_CHECKING:
 
 __all__: list[str] = []
 
+_loaded: Any = None
+
+
+def _auth() -> Any:
+    """``tooling.auth``'s broker and errors, imported on the first call that needs them
+    (so a scheduler without ``auth=`` tools never loads them)."""
+    global _loaded
+    if _loaded is None:
+        from ..auth import _broker, _errors
+
+        _loaded = (_broker.broker_for, _errors.CredentialRequired, _errors.Unauthorized)
+    return _loaded
+
 
 async def obtain_credential(
     settings: DispatchSettings, tool: BaseTool, ctx: ToolContext, rejected: Any = None
@@ -27,9 +40,7 @@ async def obtain_credential(
     Raises ``WaitingForUser`` when the user must supply or authorize it, and
     ``ToolError`` (``auth.*``) when it cannot be had.
     """
-    from ..auth._broker import broker_for
-    from ..auth._errors import CredentialRequired
-
+    broker_for, credential_required, _ = _loaded or _auth()
     assert tool.auth is not None
     service = ctx.credential_service or settings.credential_service()
     try:
@@ -40,7 +51,7 @@ async def obtain_credential(
             user_id=ctx.user_id,
             rejected=rejected,
         )
-    except CredentialRequired as needed:
+    except credential_required as needed:
         raise WaitingForUser(
             credential_response(tool.name, needed.auth_config),
             ToolError(
@@ -61,10 +72,9 @@ async def run_authorized(
 ) -> ToolResponse:
     """Run a tool with ``auth=``: refused with a 401 (``Unauthorized``) once, it runs once
     more with a new credential; a second refusal is the call's error."""
-    from ..auth._errors import Unauthorized
-
+    unauthorized = (_loaded or _auth())[2]
     try:
         return await run_within_limit(dispatch, tool, call, checked, ctx, started)
-    except Unauthorized:
+    except unauthorized:
         await obtain_credential(dispatch.settings, tool, ctx, rejected=ctx.credential)
     return await run_within_limit(dispatch, tool, call, checked, ctx, started)

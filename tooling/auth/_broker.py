@@ -104,6 +104,8 @@ class CredentialBroker:
             asyncio.AbstractEventLoop, dict[CredentialKey, asyncio.Lock]
         ] = weakref.WeakKeyDictionary()
         self._discovered: dict[str, OAuth2Scheme] = {}
+        #: (id of a config, app, user) -> (the config, its key): a key is made once.
+        self._keys: dict[tuple[int, str, str], tuple[AuthConfig, CredentialKey]] = {}
 
     # -- the entry points ----------------------------------------------------------------
 
@@ -136,11 +138,17 @@ class CredentialBroker:
                     "the resource refused the configured credential", code="auth.unauthorized"
                 )
             return credential
-        key = config.key(app_name, user_id)
+        entry = self._keys.get((id(config), app_name, user_id))
+        if entry is None or entry[0] is not config:
+            entry = self._keys[(id(config), app_name, user_id)] = (
+                config,
+                config.key(app_name, user_id),
+            )
+        key = entry[1]
         if rejected is None:
-            hit = self.cached(key)
-            if hit is not None:
-                return hit
+            valid = self._valid.get(key)
+            if valid is not None and now() < valid[1]:
+                return valid[0]
         elif isinstance(rejected, AccessToken):
             hit_entry = self._valid.get(key)
             if hit_entry is not None and hit_entry[0].token == rejected.token:
