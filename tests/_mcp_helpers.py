@@ -71,7 +71,7 @@ def http_server(
     if script:
         args = [sys.executable, target, "--port", str(port), *extra]
     else:
-        args = [sys.executable, *serve_args(target, "--http", f"127.0.0.1:{port}")]
+        args = [sys.executable, *serve_args(target, "--http", f"127.0.0.1:{port}", *extra)]
     process = subprocess.Popen(
         args, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=dict(os.environ)
     )

@@ -28,7 +28,10 @@
 
 TARGET is a module (``pkg.mod``), ``module:attr`` (a tool, toolset, agent, function, or
 a list of them), a ``.py`` file (loaded by path, under a unique module name), or a
-directory holding an ``agent.py``. In a module, tools are the ``BaseTool`` instances
+directory holding an ``agent.py``, or an OpenAPI file (``.json``, ``.yaml``, ``.yml``
+holding an ``openapi`` key): an ``OpenAPIToolset``, one tool per operation, its
+requests sent to ``--base-url URL`` (all three commands take it) or else to the spec's
+first server. In a module, tools are the ``BaseTool`` instances
 among its attributes, the bound method tools of its instances (``@tool`` on a method of
 their class), the tools of its ``BaseToolset`` instances (filter and prefix
 applied), and the tools of its agents (``root_agent`` and the rest) when the module uses
@@ -120,7 +123,7 @@ def _print_report(report: dict[str, Any], out: TextIO) -> None:
 
 
 def cmd_inspect(args: argparse.Namespace) -> int:
-    label, obj = load_target(args.target)
+    label, obj = load_target(args.target, base_url=args.base_url)
     if args.web:
         from .web import serve_target, wait_until_interrupted
 
@@ -172,6 +175,15 @@ def cmd_serve(args: argparse.Namespace) -> int:
 # -- main ------------------------------------------------------------------------------------
 
 
+def _base_url_option(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--base-url",
+        metavar="URL",
+        default=None,
+        help="for an OpenAPI file TARGET: where its requests go (default: the spec's server)",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = CliParser(
         prog="tooling",
@@ -207,6 +219,7 @@ def build_parser() -> argparse.ArgumentParser:
     inspect.add_argument(
         "--no-browser", action="store_true", help="with --web: do not open a browser"
     )
+    _base_url_option(inspect)
     inspect.add_argument("--debug", action="store_true", help=argparse.SUPPRESS)
     inspect.set_defaults(handler=cmd_inspect)
 
@@ -231,6 +244,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="SCOPE",
         help="grant a scope the tool declares (repeatable; none is granted by default)",
     )
+    _base_url_option(call)
     call.add_argument("--debug", action="store_true", help=argparse.SUPPRESS)
     call.set_defaults(handler=cmd_call)
 
@@ -249,6 +263,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="serve streamable HTTP at http://HOST:PORT/mcp (HOST defaults to 127.0.0.1)",
     )
     serve.add_argument("--name", default=None, help="the server's name (default: TARGET)")
+    _base_url_option(serve)
     serve.add_argument("--debug", action="store_true", help=argparse.SUPPRESS)
     serve.set_defaults(handler=cmd_serve)
     return parser

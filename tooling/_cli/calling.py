@@ -194,7 +194,7 @@ async def call_tool(args: argparse.Namespace) -> int:
     """``tooling call TARGET:TOOL [JSON]``: run the tool, print its response; the exit status."""
     target, name = _parse_call_target(args.target)
     arguments = _parse_arguments(args.arguments)
-    label, obj = load_target(target)
+    label, obj = load_target(target, base_url=getattr(args, "base_url", None))
     found, toolsets = await discover_tools(obj, label)
     try:
         tool = _find_tool(found, name, obj, target)

@@ -170,14 +170,49 @@ def _import_module(name: str) -> types.ModuleType:
         raise CliError(f"cannot import {name}: {describe_exception(exc)}") from exc
 
 
-def load_target(target: str) -> tuple[str, object]:
+OPENAPI_SUFFIXES = (".json", ".yaml", ".yml")
+
+
+def load_openapi(path: str, base_url: str | None = None) -> tuple[str, object]:
+    """An OpenAPI file (``.json``, ``.yaml``, ``.yml`` holding an ``openapi`` key) as an
+    ``OpenAPIToolset``; what it left out goes to stderr."""
+    from ..openapi import OpenAPIToolset
+    from ..openapi._document import SpecError, load
+
+    file = Path(path)
+    if not file.is_file():
+        raise CliError(f"no such file: {path}")
+    try:
+        load(file)
+    except SpecError as exc:
+        if "no 'openapi' version" in str(exc):
+            raise CliError(f"{path} is not an OpenAPI document (it has no 'openapi' key)") from None
+        raise CliError(f"cannot load {path}: {one_line(str(exc))}") from None
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            toolset = OpenAPIToolset(file, base_url=base_url)
+    except ValueError as exc:
+        raise CliError(f"cannot load {path}: {one_line(str(exc))}") from None
+    for diagnostic in toolset.diagnostics:
+        sys.stderr.write(f"tooling: {diagnostic.code}: {one_line(diagnostic.message)}\n")
+    return path, toolset
+
+
+def load_target(target: str, *, base_url: str | None = None) -> tuple[str, object]:
     """Resolve TARGET to ``(label, object)``: a module or the attribute it names.
 
     TARGET: ``pkg.mod``, ``pkg.mod:attr`` (dotted attribute paths allowed), a ``.py`` path
-    optionally followed by ``:attr``, or a directory holding ``agent.py``.
+    optionally followed by ``:attr``, a directory holding ``agent.py``, or an OpenAPI file
+    (``.json``, ``.yaml``, ``.yml``: an ``OpenAPIToolset``, its requests sent to
+    ``base_url`` if given, else to the spec's first server).
     """
     if not target:
         raise CliError("empty target: give a module, module:attr or a .py path")
+    if target.lower().endswith(OPENAPI_SUFFIXES):
+        return load_openapi(target, base_url)
+    if base_url is not None:
+        raise CliError("--base-url applies to an OpenAPI file TARGET (.json, .yaml, .yml) only")
     base, sep, attr = target.rpartition(":")
     if not sep or not base or "/" in attr or "\\" in attr:
         base, attr = target, ""

@@ -37,8 +37,8 @@ def parse_address(text: str) -> tuple[str, int]:
     return host, port
 
 
-async def _collect(target: str) -> list[BaseTool | BaseToolset]:
-    label, obj = load_target(target)
+async def _collect(target: str, base_url: str | None) -> list[BaseTool | BaseToolset]:
+    label, obj = load_target(target, base_url=base_url)
     found, toolsets = await discover_tools(obj, label)
     broken = [f for f in found if f.error is not None]
     if broken:
@@ -61,7 +61,7 @@ def serve(args: argparse.Namespace) -> int:
     logging.basicConfig(
         stream=sys.stderr, level=logging.INFO, format="%(name)s: %(levelname)s: %(message)s"
     )
-    served = asyncio.run(_collect(args.target))
+    served = asyncio.run(_collect(args.target, getattr(args, "base_url", None)))
     try:
         server = McpServer(served, name=args.name or args.target)
     except (TypeError, ValueError) as exc:
