@@ -27,6 +27,7 @@ from ._service_urls import (
     credential_service_from_url,
     session_service_from_url,
 )
+from ._tool_search import ToolSearch
 from .models.base import BaseLlm, LlmRequest, LlmResponse
 from .models.scripted import ScriptedModel
 from .services.artifacts import InMemoryArtifactService, SqliteArtifactService
@@ -74,6 +75,7 @@ __all__ = [
     "SqliteArtifactService",
     "SqliteCredentialService",
     "SqliteSessionService",
+    "ToolSearch",
     "artifact_service_from_url",
     "credential_service_from_url",
     "session_service_from_url",

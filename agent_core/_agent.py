@@ -12,6 +12,7 @@ from pydantic import BaseModel
 from tooling import BaseTool, BaseToolset, ExecutionStrategy, FunctionTool, ToolContext
 from tooling.integration import provider_aliases
 
+from ._tool_search import ToolSearch
 from .models.base import BaseLlm, LlmRequest, LlmResponse
 
 if TYPE_CHECKING:
@@ -78,6 +79,7 @@ class Agent:
         after_tool_callback: AfterToolCallback | None = None,
         before_model_callback: BeforeModelCallback | None = None,
         after_model_callback: AfterModelCallback | None = None,
+        tool_search: ToolSearch | None = None,
     ) -> None:
         if not _NAME.match(name) or name == "user":
             raise ValueError(
@@ -95,6 +97,8 @@ class Agent:
         self.after_tool_callback = after_tool_callback
         self.before_model_callback = before_model_callback
         self.after_model_callback = after_model_callback
+        #: Offer the tools through ``search_tools`` (a large catalog), or None: all at once.
+        self.tool_search = tool_search
         self.parent_agent: Agent | None = None
 
         self.tools: list[BaseTool] = []
@@ -119,6 +123,8 @@ class Agent:
             provider_aliases(seen)
         except ValueError as exc:
             raise ValueError(f"agent {name}: {exc}") from None
+        if tool_search is not None and not self.toolsets:
+            tool_search.check(seen, where=f"agent {name}: ")
 
         self.sub_agents = list(sub_agents)
         for sub in self.sub_agents:

@@ -22,3 +22,20 @@ def read_file(path: str) -> str:
         path: The file's path.
     """
     return f"contents of {path}"
+
+
+@tool(scopes=["admin"])
+def drop_table(name: str) -> str:
+    """Drop a table (needs the admin scope, which ``tooling serve`` never grants)."""
+    return name
+
+
+def never(ctx: object) -> bool:
+    """Not available now."""
+    return False
+
+
+@tool(available=never)
+def maintenance() -> str:
+    """A tool that is not available now."""
+    return "done"

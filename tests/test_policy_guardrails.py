@@ -171,9 +171,11 @@ async def test_an_agent_tools_child_run_applies_them() -> None:
     assert events[-1].content is not None and events[-1].content.text == "done"
 
 
-async def test_the_mcp_server_applies_them() -> None:
+async def test_the_mcp_server_applies_them_and_lists_only_what_may_be_called() -> None:
     toolset = McpToolset(StdioServer(sys.executable, serve_args(POLICY_TOOLS), cwd=ROOT))
     try:
+        # Only what a session may call is listed: not a tool whose scopes are not
+        # granted, nor one whose available= check says no.
         [read_file] = await toolset.get_tools()
         assert await read_file.run({"path": "/tmp/a"}) == {"result": "contents of /tmp/a"}
         with pytest.raises(Exception, match="paths under /root are off limits"):

@@ -148,6 +148,7 @@ SURFACE: dict[str, list[str]] = {
         "SqliteArtifactService",
         "SqliteCredentialService",
         "SqliteSessionService",
+        "ToolSearch",
         "artifact_service_from_url",
         "credential_service_from_url",
         "session_service_from_url",
@@ -309,6 +310,7 @@ LAYERS: dict[str, list[list[str]]] = {
             "agent_core.sessions.lease",
             "agent_core.services.base",
             "agent_core.models.base",
+            "agent_core._tool_search",
             # what waits on the user: read by the replay model, the loop, the commands
             "agent_core._invocation.requests",
         ],

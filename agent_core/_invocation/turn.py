@@ -17,6 +17,7 @@ from .._ids import new_id
 from ..models.base import LlmRequest, LlmResponse
 from .dispatch import dispatch
 from .history import contents_for
+from .offering import turn_tools
 from .requests import GENERATED_ID_PREFIX
 from .stop import Stop
 from .tool_calls import maybe_await, refusal
@@ -37,7 +38,8 @@ async def model_turn(inv: Invocation, agent: Agent) -> AsyncGenerator[Event, Non
         yield await inv.store(tools)
         raise Stop
     callback_ctx = inv.context(agent, "")
-    request = _request(inv, agent, tools)
+    offered, tools = await turn_tools(inv, agent, tools)
+    request = _request(inv, agent, offered)
     if isinstance(request, Event):
         yield await inv.store(request)
         raise Stop

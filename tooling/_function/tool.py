@@ -34,6 +34,7 @@ from .._results import split_result, to_response
 from .._types import Diagnostic, ToolResponse
 from .arguments import Args, validate_arguments
 from .calling import Callee, call_once, closing, failed, in_thread, responses
+from .derived import Derivable
 from .options import checked_auth, checked_conflict_key
 from .target import Isolation, Target, analyze_target, process_reference
 
@@ -80,7 +81,7 @@ class _SpecCell:
             return self.spec
 
 
-class FunctionTool(BaseTool, Generic[P, R]):
+class FunctionTool(Derivable, BaseTool, Generic[P, R]):
     """A Python callable as a tool; still callable exactly like the original.
 
     ``FunctionTool(func, **options)`` is ``@tool(**options)`` without the decorator. The

@@ -16,6 +16,7 @@ era and the 2026-07-28 per-request era); this module only maps tools to MCP and 
 from __future__ import annotations
 
 import asyncio
+import inspect
 import json
 import logging
 from collections.abc import Callable, Iterable, Mapping
@@ -28,6 +29,7 @@ from mcp.server.session import ServerSession
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
 
 from .._base import BaseTool, BaseToolset
+from .._context import ReadonlyContext
 from .._errors import ToolError
 from .._export.mcp import structured_kind
 from .._scheduling.scheduler import ExecutionStrategy, Scheduler
@@ -47,6 +49,25 @@ Transport = Literal["stdio", "streamable-http"]
 
 #: How many times one call may be confirmed and run again (a tool that keeps asking).
 _MAX_CONFIRMATION_ROUNDS = 3
+#: How long an async ``available=`` check may take before its tool is left unlisted.
+_AVAILABLE_TIMEOUT = 5.0
+
+
+async def _available(tool: BaseTool, readonly: ReadonlyContext) -> bool:
+    """A tool's ``available`` answer for the server (False if it raises or hangs)."""
+    check: Any = tool.available
+    try:
+        answer = check(readonly)
+        if inspect.isawaitable(answer):
+            answer = await asyncio.wait_for(_awaited(answer), _AVAILABLE_TIMEOUT)
+    except Exception as exc:  # a timeout too
+        logger.warning("tool %r not listed: its available= check failed", tool.name, exc_info=exc)
+        return False
+    return bool(answer)
+
+
+async def _awaited(value: Any) -> Any:
+    return await value
 
 
 def _title(tool: BaseTool) -> str | None:
@@ -145,6 +166,8 @@ class McpServer:
             "expose_errors": expose_errors,
         }
         self.granted_scopes = frozenset(granted_scopes)
+        self._readonly = ReadonlyContext(agent_name=name)
+        self._shown: tuple[str, ...] = ()
         # Built now, so a broken tool or a duplicate name fails here.
         self._scheduler = Scheduler(self._fixed, **self._options)
         self._listed: tuple[tuple[str, int], ...] = ()
@@ -186,7 +209,31 @@ class McpServer:
     ) -> types.ListToolsResult:
         self._remember(ctx)
         scheduler = await self._current_scheduler()
-        return types.ListToolsResult(tools=[mcp_tool(t) for t in scheduler.tools.values()])
+        visible = await self._visible(scheduler)
+        self._shown = tuple(t.name for t in visible)
+        return types.ListToolsResult(tools=[mcp_tool(t) for t in visible])
+
+    async def _visible(self, scheduler: Scheduler) -> list[BaseTool]:
+        """What a session may call: tools whose scopes are granted and that are
+        ``available`` now (a check that raises or hangs hides its tool)."""
+        granted = self.granted_scopes
+        shown = []
+        for t in scheduler.tools.values():
+            if t.scopes and not set(t.scopes) <= granted:
+                continue
+            if t.available is not None and not await _available(t, self._readonly):
+                continue
+            shown.append(t)
+        return shown
+
+    async def set_granted_scopes(self, scopes: frozenset[str] | set[str]) -> None:
+        """Grant ``scopes`` to every call from now on; clients hear ``list_changed`` when
+        that changes the tools they may call. Call it on the serving event loop."""
+        self.granted_scopes = frozenset(scopes)
+        visible = tuple(t.name for t in await self._visible(await self._current_scheduler()))
+        if visible != self._shown:
+            self._shown = visible
+            await self.notify_tools_changed()
 
     # -- calls ---------------------------------------------------------------------------
 
