@@ -11,8 +11,6 @@ that raises makes the call ``tool.failed``.
 
 from __future__ import annotations
 
-import asyncio
-import contextvars
 import copy
 import inspect
 import json
@@ -417,6 +415,9 @@ class SchemaTool(Derivable, BaseTool):
         try:
             if inspect.iscoroutinefunction(self._func):
                 return await self._func(**kwargs)
+            import asyncio  # when a tool first runs: declaring one stays light
+            import contextvars
+
             loop = asyncio.get_running_loop()
             return await loop.run_in_executor(
                 executor, contextvars.copy_context().run, lambda: self._func(**kwargs)
