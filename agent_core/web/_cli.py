@@ -52,7 +52,9 @@ def _app(
         artifact_service=artifacts,
         memory_service=InMemoryMemoryService(),
     )
-    return InspectedApp(runner, target=module, label=module.__name__, replay=replayed)
+    # Shown by the file's own name, not the module name made up to import it.
+    label = f"{folder.resolve().name}/agent.py"
+    return InspectedApp(runner, target=module, label=label, replay=replayed)
 
 
 def cmd_web(args: argparse.Namespace) -> int:

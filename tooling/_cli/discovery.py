@@ -225,19 +225,30 @@ def load_target(target: str, *, base_url: str | None = None) -> tuple[str, objec
             module = load_file(candidate)
         else:
             raise CliError(f"no such file or directory: {base}")
+        # Shown by the file's own name, not the module name made up to import it.
+        label = file_label(Path(module.__file__ or candidate))
     else:
         if not re.fullmatch(r"[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*", base):
             raise CliError(f"not a module name, module:attr or .py path: {target}")
         module = _import_module(base)
+        label = module.__name__
     if not attr:
-        return module.__name__, module
+        return label, module
     found: object = module
     for piece in attr.split("."):
         try:
             found = getattr(found, piece)
         except AttributeError:
             raise CliError(f"{base} has no attribute {attr!r}") from None
-    return f"{base}:{attr}", found
+    return f"{label}:{attr}", found
+
+
+def file_label(path: Path) -> str:
+    """How a loaded file is shown: its name, with its folder's for an ``agent.py`` or an
+    ``__init__.py`` (``helpdesk/agent.py``)."""
+    if path.name in ("agent.py", "__init__.py"):
+        return f"{path.resolve().parent.name}/{path.name}"
+    return path.name
 
 
 # -- finding tools -------------------------------------------------------------------------
