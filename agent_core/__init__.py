@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from ._agent import Agent
 from ._agent_tool import AgentTool
 from ._content import Content, FunctionCall, FunctionResponse, Part, ProviderPart
-from ._events import Event, EventActions
+from ._events import Event, EventActions, UsageMetadata
 from ._runner import RunConfig, Runner
 from ._service_urls import (
     artifact_service_from_url,
@@ -35,7 +35,7 @@ from .services.credentials import SqliteCredentialService
 from .services.memory import InMemoryMemoryService
 from .services.postgres_artifacts import PostgresArtifactService
 from .services.postgres_credentials import PostgresCredentialService
-from .sessions.base import Session, SessionExistsError
+from .sessions.base import AlreadyExistsError, Session, SessionExistsError
 from .sessions.memory import InMemorySessionService
 from .sessions.postgres import PostgresSessionService
 from .sessions.sqlite import SqliteSessionService
@@ -48,6 +48,7 @@ if TYPE_CHECKING:
 __all__ = [
     "Agent",
     "AgentTool",
+    "AlreadyExistsError",
     "AnthropicModel",
     "BaseLlm",
     "Content",
@@ -76,6 +77,7 @@ __all__ = [
     "SqliteCredentialService",
     "SqliteSessionService",
     "ToolSearch",
+    "UsageMetadata",
     "artifact_service_from_url",
     "credential_service_from_url",
     "session_service_from_url",

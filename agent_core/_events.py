@@ -11,10 +11,29 @@ from tooling import ToolProgress
 from ._content import Content, FunctionCall, FunctionResponse
 from ._ids import new_id, now
 
-__all__ = ["Event", "EventActions"]
+__all__ = ["Event", "EventActions", "UsageMetadata"]
 
 # Event.usage keys and their names in Gemini's usageMetadata.
 _USAGE_WIRE = (("input_tokens", "promptTokenCount"), ("output_tokens", "candidatesTokenCount"))
+
+
+@dataclass(frozen=True, slots=True)
+class UsageMetadata:
+    """A model turn's token count under google-genai's (and google-adk's) names: what
+    ``Event.usage_metadata`` and ``LlmResponse.usage_metadata`` give."""
+
+    prompt_token_count: int | None = None
+    candidates_token_count: int | None = None
+    total_token_count: int | None = None
+
+    @classmethod
+    def from_usage(cls, usage: dict[str, int] | None) -> UsageMetadata | None:
+        """Our ``{"input_tokens", "output_tokens"}`` count as google-adk's (None for None)."""
+        if usage is None:
+            return None
+        prompt, candidates = usage.get("input_tokens"), usage.get("output_tokens")
+        total = None if prompt is None and candidates is None else (prompt or 0) + (candidates or 0)
+        return cls(prompt, candidates, total)
 
 
 @dataclass(slots=True)
@@ -110,6 +129,11 @@ class Event:
     finish_reason: str | None = None
     usage: dict[str, int] | None = None
     citations: list[dict[str, Any]] | None = None
+
+    @property
+    def usage_metadata(self) -> UsageMetadata | None:
+        """google-adk's name and shape of :attr:`usage` (``prompt_token_count``, ...)."""
+        return UsageMetadata.from_usage(self.usage)
 
     def get_function_calls(self) -> list[FunctionCall]:
         """The function calls in this event's content, in order."""

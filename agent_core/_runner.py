@@ -122,7 +122,7 @@ class Runner(Closing):
                         app_name=self.app_name,
                         user_id=user_id,
                         session_id=session_id,
-                        timeout=config.session_lock_timeout,
+                        timeout=config.session_lease_timeout,
                     )
                 )
             except SessionBusyError as exc:

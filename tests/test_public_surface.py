@@ -119,6 +119,7 @@ SURFACE: dict[str, list[str]] = {
         "tracer",
     ],
     "agent_core": [
+        "AlreadyExistsError",
         "Agent",
         "AgentTool",
         "AnthropicModel",
@@ -149,6 +150,7 @@ SURFACE: dict[str, list[str]] = {
         "SqliteCredentialService",
         "SqliteSessionService",
         "ToolSearch",
+        "UsageMetadata",
         "artifact_service_from_url",
         "credential_service_from_url",
         "session_service_from_url",

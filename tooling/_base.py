@@ -168,6 +168,32 @@ class BaseTool(ABC):
         self.guardrails = policies.guardrails
         self.output_guardrails = policies.output_guardrails
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        flag = cls.__dict__.get("is_long_running")
+        if isinstance(flag, bool):  # google-adk's spelling, set as a class attribute
+            delattr(cls, "is_long_running")
+            cls.long_running = flag
+
+    @property
+    def is_long_running(self) -> bool:
+        """google-adk's name of ``long_running`` (also settable, on a class or a tool)."""
+        return bool(self.long_running)
+
+    @is_long_running.setter
+    def is_long_running(self, value: bool) -> None:
+        self.long_running = value
+
+    async def run_async(
+        self, *, args: Mapping[str, Any], tool_context: ToolContext | None = None
+    ) -> dict[str, Any]:
+        """google-adk's way to call a tool: :meth:`run` with keyword arguments.
+
+        It returns what :meth:`run` returns, the response dict the model sees (a plain
+        result as ``{"result": ...}``), and raises what :meth:`run` raises.
+        """
+        return await self.run(args, tool_context)
+
     @property
     def is_destructive(self) -> bool:
         """``destructive`` with its default applied: ``not read_only`` when unset."""

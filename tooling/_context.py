@@ -7,7 +7,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
 
 from ._jsonsafe import unencodable
 from ._state import State
@@ -57,9 +57,24 @@ def cut_utf8(text: str, max_bytes: int = MAX_PROGRESS_CHUNK_BYTES) -> str:
     return head[:end].decode("utf-8", "surrogatepass")
 
 
-def artifact_blob(
-    data: Blob | bytes | bytearray | memoryview | str, mime_type: str | None = None
-) -> Blob:
+_V = TypeVar("_V")
+
+#: What ``save_artifact`` takes: a ``Blob``, bytes, text, or a google-genai ``Part``
+#: carrying ``inline_data`` (duck-typed: google-genai is not imported).
+ArtifactData: TypeAlias = Blob | bytes | bytearray | memoryview | str | Any
+
+
+def _one(name: str, value: _V | None, alias: str, aliased: _V | None) -> _V:
+    """The argument given under one of its two names (never both)."""
+    if value is not None and aliased is not None:
+        raise TypeError(f"give {name} or {alias}, not both")
+    found = value if value is not None else aliased
+    if found is None:
+        raise TypeError(f"missing the {name} argument")
+    return found
+
+
+def artifact_blob(data: ArtifactData, mime_type: str | None = None) -> Blob:
     """The ``Blob`` that ``save_artifact(name, data, mime_type)`` stores.
 
     ``str`` data is encoded as UTF-8 and typed ``text/plain`` unless ``mime_type`` says
@@ -72,7 +87,14 @@ def artifact_blob(
         return Blob(mime_type or "text/plain", data.encode("utf-8"))
     if isinstance(data, bytes | bytearray | memoryview):
         return Blob(mime_type or "application/octet-stream", bytes(data))
-    raise TypeError(f"artifact data must be a Blob, bytes or str, not {type(data).__name__}")
+    inline: Any = getattr(data, "inline_data", None)  # a google-genai Part (google-adk's)
+    if inline is not None and isinstance(getattr(inline, "data", None), bytes):
+        kind = mime_type or getattr(inline, "mime_type", None) or "application/octet-stream"
+        return Blob(kind, inline.data)
+    raise TypeError(
+        "artifact data must be a Blob, bytes, str or a Part with inline_data, not "
+        f"{type(data).__name__}"
+    )
 
 
 def pick_version(versions: list[Blob] | None, version: int | None) -> Blob | None:
@@ -310,20 +332,43 @@ class ToolContext(ReadonlyContext, ABC):
 
     # -- artifacts and memory ------------------------------------------------------------
 
-    @abstractmethod
     async def save_artifact(
-        self, name: str, data: Blob | bytes | str, mime_type: str | None = None
+        self,
+        name: str | None = None,
+        data: ArtifactData | None = None,
+        mime_type: str | None = None,
+        *,
+        filename: str | None = None,
+        artifact: ArtifactData | None = None,
     ) -> int:
         """Save a new version of artifact ``name``; return its version (from 0).
 
         ``data`` is stored as :func:`artifact_blob` gives it (``str`` as UTF-8
         ``text/plain``, ``bytes`` as ``application/octet-stream``, unless ``mime_type``
-        says otherwise). Records ``actions.artifact_delta[name] = version``.
+        says otherwise; a google-genai ``Part`` with ``inline_data`` as its blob).
+        google-adk's keywords work too: ``save_artifact(filename=..., artifact=...)``.
+        Records ``actions.artifact_delta[name] = version``.
         """
+        given = _one("name", name, "filename", filename)
+        content = _one("data", data, "artifact", artifact)
+        return await self._save_artifact(given, artifact_blob(content, mime_type))
 
-    @abstractmethod
-    async def load_artifact(self, name: str, version: int | None = None) -> Blob | None:
-        """Artifact ``name`` at ``version`` (the latest when None), or None if there is none."""
+    async def load_artifact(
+        self, name: str | None = None, version: int | None = None, *, filename: str | None = None
+    ) -> Blob | None:
+        """Artifact ``name`` at ``version`` (the latest when None), or None if there is none.
+
+        ``load_artifact(filename=..., version=...)`` (google-adk's keyword) works too."""
+        return await self._load_artifact(_one("name", name, "filename", filename), version)
+
+    async def _save_artifact(self, name: str, blob: Blob) -> int:
+        """Store ``blob`` (a new ``Blob``, the context's own) as the next version of
+        ``name``, record it, and return the version: what a context implements."""
+        raise NotImplementedError(f"{type(self).__name__} does not save artifacts")
+
+    async def _load_artifact(self, name: str, version: int | None) -> Blob | None:
+        """That version of ``name`` (the latest when None), or None."""
+        raise NotImplementedError(f"{type(self).__name__} does not load artifacts")
 
     @abstractmethod
     async def list_artifacts(self) -> list[str]:
@@ -339,13 +384,17 @@ class ToolContext(ReadonlyContext, ABC):
 
     # -- confirmation and credentials ----------------------------------------------------
 
-    def request_confirmation(self, hint: str, payload: Any = None) -> None:
+    def request_confirmation(self, hint: str | None = None, payload: Any = None) -> None:
         """Ask the user to confirm before the call goes on.
 
         The call ends as if the tool required confirmation: the model is told that
-        confirmation is required, with ``hint`` and ``payload``; on resume with a
-        confirmation the tool runs again. Records ``actions.requested_confirmation``.
+        confirmation is required, with ``hint`` (empty when None, as google-adk's
+        ``request_confirmation(*, hint=None, payload=None)`` allows) and ``payload``; on
+        resume with a confirmation the tool runs again. Records
+        ``actions.requested_confirmation``.
         """
+        if hint is None:
+            hint = ""
         if not isinstance(hint, str):
             raise TypeError(f"confirmation hint must be a str, not {type(hint).__name__}")
         self._actions.requested_confirmation = {"hint": hint, "payload": payload}
@@ -459,17 +508,10 @@ class SimpleToolContext(ToolContext):
                 dropped=self._dropped,
             )
 
-    async def save_artifact(
-        self, name: str, data: Blob | bytes | str, mime_type: str | None = None
-    ) -> int:
-        """Save a new version of artifact ``name`` in memory; return its version (from 0).
-
-        See :func:`artifact_blob` for how ``data`` and ``mime_type`` become the stored
-        ``Blob``. Records ``actions.artifact_delta[name] = version``.
-        """
+    async def _save_artifact(self, name: str, blob: Blob) -> int:
+        """A new version of artifact ``name``, in memory."""
         if not isinstance(name, str) or not name or unencodable(name) is not None:
             raise ValueError(f"an artifact name must be non-empty UTF-8 text, not {name!r:.80}")
-        blob = artifact_blob(data, mime_type)
         with self._artifact_lock:
             versions = self._artifacts.setdefault(name, [])
             version = len(versions)
@@ -477,8 +519,7 @@ class SimpleToolContext(ToolContext):
             self._record_artifact(name, version)
         return version
 
-    async def load_artifact(self, name: str, version: int | None = None) -> Blob | None:
-        """Artifact ``name`` at ``version`` (the latest when None), or None if there is none."""
+    async def _load_artifact(self, name: str, version: int | None) -> Blob | None:
         with self._artifact_lock:
             return pick_version(self._artifacts.get(name), version)
 

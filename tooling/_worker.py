@@ -247,13 +247,11 @@ class WorkerContext(ToolContext):
             "emit_progress and function_call_id work)"
         )
 
-    async def save_artifact(
-        self, name: str, data: Blob | bytes | str, mime_type: str | None = None
-    ) -> int:
+    async def _save_artifact(self, name: str, blob: Blob) -> int:
         """Not available in a worker process: raises ``RuntimeError``."""
         self._unavailable("save_artifact")
 
-    async def load_artifact(self, name: str, version: int | None = None) -> Blob | None:
+    async def _load_artifact(self, name: str, version: int | None) -> Blob | None:
         """Not available in a worker process: raises ``RuntimeError``."""
         self._unavailable("load_artifact")
 

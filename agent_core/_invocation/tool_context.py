@@ -6,7 +6,6 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from tooling import Blob, MemoryHit, ToolActions, ToolContext
-from tooling.integration import artifact_blob
 
 from ..services.base import BaseArtifactService, BaseMemoryService
 from .storable import clean
@@ -63,23 +62,18 @@ class InvocationToolContext(ToolContext):
     def _where(self) -> dict[str, str]:
         return {"app_name": self.app_name, "user_id": self.user_id, "session_id": self.session_id}
 
-    async def save_artifact(
-        self, name: str, data: Blob | bytes | str, mime_type: str | None = None
-    ) -> int:
-        """Save a new version of artifact ``name`` in the session; return its version.
+    async def _save_artifact(self, name: str, blob: Blob) -> int:
+        """A new version of artifact ``name`` in the session's artifact service.
 
         ``name`` must be text every store can hold (``ValueError`` otherwise).
         """
         if not isinstance(name, str) or not name or clean(name)[1] is not None:
             raise ValueError(f"an artifact name must be non-empty UTF-8 text, not {name!r:.80}")
-        version = await self._artifacts.save_artifact(
-            **self._where(), filename=name, artifact=artifact_blob(data, mime_type)
-        )
+        version = await self._artifacts.save_artifact(**self._where(), filename=name, artifact=blob)
         self._record_artifact(name, version)
         return version
 
-    async def load_artifact(self, name: str, version: int | None = None) -> Blob | None:
-        """Artifact ``name`` at ``version`` (latest when None), or None."""
+    async def _load_artifact(self, name: str, version: int | None) -> Blob | None:
         return await self._artifacts.load_artifact(**self._where(), filename=name, version=version)
 
     async def list_artifacts(self) -> list[str]:

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .._content import Content
+from .._events import UsageMetadata
 
 if TYPE_CHECKING:
     from tooling import BaseTool
@@ -34,6 +35,11 @@ class LlmRequest:
     config: Any = None
     agent_name: str = ""
 
+    @property
+    def tools_dict(self) -> dict[str, BaseTool]:
+        """google-adk's name of :attr:`tools`."""
+        return self.tools
+
 
 @dataclass(slots=True)
 class LlmResponse:
@@ -54,6 +60,11 @@ class LlmResponse:
     finish_reason: str | None = None
     usage: dict[str, int] | None = None
     citations: list[dict[str, Any]] | None = None
+
+    @property
+    def usage_metadata(self) -> UsageMetadata | None:
+        """google-adk's name and shape of :attr:`usage` (``prompt_token_count``, ...)."""
+        return UsageMetadata.from_usage(self.usage)
 
 
 class BaseLlm(ABC):

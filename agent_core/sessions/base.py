@@ -9,10 +9,11 @@ from typing import Any
 
 from .._events import Event
 from .._ids import new_id, now
-from .errors import SessionBusyError, SessionExistsError, SessionStoreError
+from .errors import AlreadyExistsError, SessionBusyError, SessionExistsError, SessionStoreError
 from .state import TEMP_PREFIX, without_temp
 
 __all__ = [
+    "AlreadyExistsError",
     "BaseSessionService",
     "Session",
     "SessionBusyError",

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
-__all__ = ["SessionBusyError", "SessionExistsError", "SessionStoreError"]
+__all__ = ["AlreadyExistsError", "SessionBusyError", "SessionExistsError", "SessionStoreError"]
 
 
 class SessionExistsError(ValueError):
     """``create_session`` was given an id the user already has in the app."""
+
+
+#: google-adk's name of :class:`SessionExistsError` (the same class).
+AlreadyExistsError = SessionExistsError
 
 
 class SessionBusyError(TimeoutError):
