@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .. import _jsonschema as ops
 from .._types import Diagnostic
 from .names import provider_name
 
@@ -23,8 +22,9 @@ if TYPE_CHECKING:
 
 def export(tool: BaseTool) -> tuple[dict[str, Any], list[Diagnostic]]:
     """The tool as an Anthropic tool dict (never lossy)."""
-    schema = ops.deep_copy(tool.parameters_json_schema)
-    schema.setdefault("type", "object")
+    schema = tool.parameters_json_schema  # shared and read-only, like the export itself
+    if "type" not in schema:
+        schema = {**schema, "type": "object"}
     return {
         "name": provider_name(tool.name, "anthropic"),
         "description": tool.description,

@@ -141,8 +141,10 @@ def export(
         declaration = types.FunctionDeclaration(
             name=provider_name(tool.name, "gemini"),
             description=tool.description or None,
-            parameters_json_schema=ops.deep_copy(tool.parameters_json_schema),
-            response_json_schema=None if response is None else ops.deep_copy(response),
+            # The spec's schemas as they are: shared and read-only, like the export itself
+            # (a copy per export doubled a declared tool's memory).
+            parameters_json_schema=tool.parameters_json_schema,
+            response_json_schema=response,
         )
         return declaration, []
 

@@ -135,8 +135,8 @@ def export(tool: BaseTool, *, strict: bool = False) -> tuple[dict[str, Any], lis
             raise ValueError(
                 f"cannot export tool {tool.name!r} in OpenAI strict mode: {exc}"
             ) from exc
-    else:
-        parameters = ops.deep_copy(tool.parameters_json_schema)
+    else:  # the spec's schema as it is: shared and read-only, like the export itself
+        parameters = tool.parameters_json_schema
     function: dict[str, Any] = {
         "name": provider_name(tool.name, "openai"),
         "description": tool.description,
