@@ -12,6 +12,7 @@ from pydantic import BaseModel
 from tooling import BaseTool, BaseToolset, ExecutionStrategy, FunctionTool, ToolContext
 from tooling.integration import provider_aliases
 
+from ._output import FinalResult
 from ._tool_search import ToolSearch
 from .models.base import BaseLlm, LlmRequest, LlmResponse
 
@@ -80,6 +81,7 @@ class Agent:
         before_model_callback: BeforeModelCallback | None = None,
         after_model_callback: AfterModelCallback | None = None,
         tool_search: ToolSearch | None = None,
+        output_schema: type[BaseModel] | None = None,
     ) -> None:
         if not _NAME.match(name) or name == "user":
             raise ValueError(
@@ -99,6 +101,9 @@ class Agent:
         self.after_model_callback = after_model_callback
         #: Offer the tools through ``search_tools`` (a large catalog), or None: all at once.
         self.tool_search = tool_search
+        #: The final answer's model: given through a ``final_result`` tool, validated.
+        self.output_schema = output_schema
+        self._final_result = FinalResult(output_schema, output_key) if output_schema else None
         self.parent_agent: Agent | None = None
 
         self.tools: list[BaseTool] = []
@@ -183,9 +188,12 @@ class Agent:
 
     def builtin_tools(self) -> list[BaseTool]:
         """Tools the framework adds: ``transfer_to_agent`` when there is anyone to hand to."""
+        added: list[BaseTool] = []
         if self.transfer_targets() and all(t.name != TRANSFER_TOOL.name for t in self.tools):
-            return [TRANSFER_TOOL]
-        return []
+            added.append(TRANSFER_TOOL)
+        if self._final_result is not None:
+            added.append(self._final_result)
+        return added
 
     def render_instruction(self, state: Mapping[str, Any]) -> str:
         """The instruction with ``{key}`` placeholders filled from ``state``.

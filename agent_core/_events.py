@@ -112,7 +112,8 @@ class Event:
     (``promptTokenCount``, ``candidatesTokenCount``). ``citations`` are the sources a
     model turn cites, from any provider's grounding or annotations: ``[{"title", "uri",
     "start", "end"}]`` (``start``/``end``: the cited span's offsets in the turn's text, as
-    the provider reports them, when it does).
+    the provider reports them, when it does). ``output`` is an ``output_schema`` agent's
+    validated final answer.
     """
 
     author: str
@@ -129,6 +130,9 @@ class Event:
     finish_reason: str | None = None
     usage: dict[str, int] | None = None
     citations: list[dict[str, Any]] | None = None
+    #: The validated final answer of an agent with ``output_schema`` (the model instance;
+    #: its JSON once the event is read back from a store).
+    output: Any = None
 
     @property
     def usage_metadata(self) -> UsageMetadata | None:
@@ -194,6 +198,9 @@ class Event:
             }
         if self.citations:
             out["citations"] = self.citations
+        if self.output is not None:
+            dump = getattr(self.output, "model_dump", None)
+            out["output"] = dump(mode="json") if dump is not None else self.output
         return out
 
     @classmethod
@@ -231,6 +238,7 @@ class Event:
                 else None
             ),
             citations=_citations(data.get("citations")),
+            output=data.get("output"),
         )
 
     def to_json(self) -> str:

@@ -313,6 +313,7 @@ LAYERS: dict[str, list[list[str]]] = {
             "agent_core.services.base",
             "agent_core.models.base",
             "agent_core._tool_search",
+            "agent_core._output",
             # what waits on the user: read by the replay model, the loop, the commands
             "agent_core._invocation.requests",
         ],

@@ -28,6 +28,7 @@ from tooling import (
 from .._agent import Agent
 from .._content import Content, FunctionCall, Part
 from .._events import Event, EventActions
+from .._output import FINAL_RESULT
 from .requests import awaits_result, request_event
 from .stop import Stop
 from .storable import state_problem
@@ -49,6 +50,7 @@ class _Sorted:
     pending: list[tuple[ToolCall, ToolResponse]] = field(default_factory=list)  # on the user
     deferred: list[ToolCall] = field(default_factory=list)  # held behind a request
     waiting_long: set[str] = field(default_factory=set)  # results that come later
+    output: Any = None  # an output_schema agent's accepted final answer
 
 
 async def dispatch(
@@ -186,6 +188,8 @@ def _sort(
                     )
                     ctx = None
             done.answered.append(response_part(final))
+            if call.name == FINAL_RESULT and final.error is None:
+                done.output = final.artifact
             if ctx is not None:
                 merge_actions(done.actions, ctx)
     return done
@@ -211,6 +215,7 @@ def _events_of(
                 invocation_id=inv.id,
                 content=Content(role="user", parts=done.answered),
                 actions=actions,
+                output=done.output,
             )
         )
         target = actions.transfer_to_agent

@@ -75,6 +75,8 @@ class Invocation:
         self.id = new_id("inv")
         self.model_calls = 0
         self._tools: dict[str, dict[str, BaseTool]] = {}  # per agent, resolved once
+        #: An agent whose answer was sent back to it (not the output it must give).
+        self.ask_again: Agent | None = None
         #: The run's tool-call counts against its limits, shared by all its dispatches.
         self.budget = RunBudget(
             max_tool_calls=run_config.max_tool_calls,
@@ -143,6 +145,9 @@ class Invocation:
 
     def _next_agent(self, agent: Agent) -> Agent | None:
         """After a turn with tool responses: keep going, hand over, or stop (None)."""
+        if self.ask_again is agent:  # its answer was sent back to it
+            self.ask_again = None
+            return agent
         last = self.session.events[-1] if self.session.events else None
         if last is None or not last.get_function_responses() or last.author != agent.name:
             return None

@@ -14,6 +14,7 @@ from .._agent import Agent
 from .._content import Content, FunctionCall, Part
 from .._events import Event, EventActions
 from .._ids import new_id
+from .._output import FINAL_RESULT, parsed_answer
 from ..models.base import LlmRequest, LlmResponse
 from .dispatch import dispatch
 from .history import contents_for
@@ -78,6 +79,10 @@ async def model_turn(inv: Invocation, agent: Agent) -> AsyncGenerator[Event, Non
         citations=response.citations,
     )
     if not calls:
+        if agent.output_schema is not None:
+            async for event in _structured_answer(inv, agent, model_event):
+                yield event
+            return
         if agent.output_key and content.text:
             model_event.actions.state_delta[agent.output_key] = content.text
         yield await inv.store(model_event)
@@ -96,6 +101,38 @@ async def model_turn(inv: Invocation, agent: Agent) -> AsyncGenerator[Event, Non
             )
         )
         raise Stop
+
+
+async def _structured_answer(
+    inv: Invocation, agent: Agent, model_event: Event
+) -> AsyncGenerator[Event, None]:
+    """A text answer of an ``output_schema`` agent: accepted if it is the model's JSON,
+    else stored with a note of what is wrong, and the model asked again."""
+    assert agent.output_schema is not None
+    text = model_event.content.text if model_event.content is not None else ""
+    answer, problems = parsed_answer(agent.output_schema, text or "")
+    if answer is not None:
+        model_event.output = answer
+        if agent.output_key:
+            model_event.actions.state_delta[agent.output_key] = answer.model_dump(mode="json")
+        yield await inv.store(model_event)
+        return
+    yield await inv.store(model_event)
+    note = Event(
+        author=agent.name,
+        invocation_id=inv.id,
+        content=Content(
+            role="user",
+            parts=[
+                Part.from_text(
+                    f"That answer does not match the required output ({problems}). Give the "
+                    f"final answer by calling {FINAL_RESULT} with valid arguments."
+                )
+            ],
+        ),
+    )
+    yield await inv.store(note)
+    inv.ask_again = agent
 
 
 def _request(inv: Invocation, agent: Agent, tools: dict[str, BaseTool]) -> LlmRequest | Event:

@@ -1,0 +1,106 @@
+"""Structured output beside tools: ``Agent(output_schema=Model)``.
+
+The agent is given a ``final_result`` tool whose arguments are the model's fields: a
+call with valid arguments is the final answer (the run stops there, as after
+``skip_summarization``), on ``Event.output`` as the validated ``Model`` and in
+``state[output_key]`` as its JSON. Invalid arguments are answered like any tool's
+(``tool.invalid_arguments`` with details), so the model tries again, each try a call
+counted against the run's budget. A plain text answer that is the model's JSON is
+accepted too (what a provider's JSON mode gives); other text is sent back once per
+turn with what was wrong.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from tooling import BaseTool, CheckedArguments, ToolContext, ToolError, ToolResponse, ToolRuntime
+from tooling.integration import error_details_from_validation, input_schema
+
+__all__: list[str] = []
+
+FINAL_RESULT = "final_result"
+
+_RUNTIME = ToolRuntime()
+
+
+class FinalResult(BaseTool):
+    """The tool a model calls with its final answer, validated by the output model."""
+
+    name = FINAL_RESULT
+    read_only = True
+
+    def __init__(self, schema: type[BaseModel], output_key: str | None) -> None:
+        self.schema = schema
+        self.output_key = output_key
+        self.description = (
+            "Give your final answer by calling this tool once you have what you need; "
+            "its arguments are the answer. " + (schema.__doc__ or "").strip()
+        ).strip()
+        self.parameters_json_schema = input_schema(schema)
+
+    def check_arguments(self, args: Mapping[str, Any] | str | bytes) -> CheckedArguments:
+        """The answer, validated by the output model (or ``tool.invalid_arguments``)."""
+        try:
+            if isinstance(args, str | bytes):
+                answer = self.schema.model_validate_json(args)
+            else:
+                answer = self.schema.model_validate(dict(args))
+        except ValidationError as exc:
+            details = error_details_from_validation(
+                exc.errors(include_url=False, include_context=False),
+                list(self.parameters_json_schema.get("properties", {})),
+            )
+            summary = "; ".join(
+                f"{'.'.join(map(str, d['loc'])) or '(answer)'}: {d['msg']}" for d in details[:3]
+            )
+            raise ToolError(
+                f"the answer does not match its schema: {summary}; call {FINAL_RESULT} again "
+                "with a corrected answer",
+                code="tool.invalid_arguments",
+                details=details,
+            ) from None
+        return CheckedArguments(answer.model_dump(mode="json"), native=answer)
+
+    async def run(
+        self, args: Mapping[str, Any] | str, ctx: ToolContext | None = None
+    ) -> dict[str, Any]:
+        """Accept the answer (see :meth:`respond`)."""
+        return self.check_arguments(args).values
+
+    async def respond(
+        self,
+        arguments: CheckedArguments,
+        ctx: ToolContext | None = None,
+        *,
+        runtime: ToolRuntime = _RUNTIME,
+    ) -> ToolResponse:
+        """The accepted answer: its JSON for the model, the ``Model`` as the artifact; the
+        run stops here and ``output_key`` gets the JSON."""
+        values = arguments.values
+        if ctx is not None:
+            ctx.actions.skip_summarization = True
+            if self.output_key:
+                ctx.state[self.output_key] = values
+        call_id = ctx.function_call_id if ctx is not None else ""
+        return ToolResponse(
+            id=call_id, name=self.name, response=dict(values), artifact=arguments.native
+        )
+
+
+def parsed_answer(schema: type[BaseModel], text: str) -> tuple[BaseModel | None, str]:
+    """A text answer read as the output model: ``(answer, "")`` or ``(None, why not)``."""
+    body = text.strip()
+    if body.startswith("```"):
+        body = body.strip("`").removeprefix("json").strip()
+    try:
+        return schema.model_validate_json(body), ""
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(map(str, e['loc'])) or '(answer)'}: {e['msg']}"
+            for e in exc.errors(include_url=False)[:3]
+        )
+        return None, problems

@@ -1,0 +1,94 @@
+"""Structured output beside tools: ``Agent(output_schema=Model)`` gives a validated
+``Model`` on ``Event.output`` and its JSON in ``state[output_key]``; an invalid answer goes
+back to the model. Scripted models; each test counts requests and tool runs."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from agent_core import Agent, Event, Part, RunConfig, Runner, ScriptedModel
+from tooling import tool
+
+
+class Weather(BaseModel):
+    """The weather in a city."""
+
+    city: str
+    celsius: float = Field(ge=-90, le=60)
+
+
+@tool
+def lookup(city: str) -> dict:
+    """Look the weather up."""
+    runs.append(city)
+    return {"city": city, "temp": 21}
+
+
+runs: list[str] = []
+
+
+def call(tool_name: str, /, **args: Any) -> list[Part]:
+    return [Part.from_function_call(tool_name, args)]
+
+
+async def collect(runner: Runner, config: RunConfig | None = None) -> list[Event]:
+    return [
+        e
+        async for e in runner.run_async(
+            user_id="u", session_id="s", new_message="weather?", run_config=config
+        )
+    ]
+
+
+async def test_the_final_answer_is_a_validated_model_after_the_tools() -> None:
+    runs.clear()
+    model = ScriptedModel(
+        [
+            call("lookup", city="Lisbon"),
+            call("final_result", city="Lisbon", celsius=400),  # out of range: sent back
+            call("final_result", city="Lisbon", celsius=21),
+        ]
+    )
+    agent = Agent("a", model, tools=[lookup], output_schema=Weather, output_key="weather")
+    runner = Runner(agent, app_name="out")
+    events = await collect(runner)
+    assert runs == ["Lisbon"] and len(model.requests) == 3  # no turn after the answer
+    assert "final_result" in model.requests[0].tools
+    retry = events[3].get_function_responses()[0].response
+    assert retry["error"]["code"] == "tool.invalid_arguments"
+    assert retry["error"]["details"][0]["loc"] == ["celsius"]
+    last = events[-1]
+    assert isinstance(last.output, Weather) and last.output == Weather(city="Lisbon", celsius=21)
+    assert last.is_final_response()
+    session = await runner.session_service.get_session(app_name="out", user_id="u", session_id="s")
+    assert session is not None and session.state["weather"] == {"city": "Lisbon", "celsius": 21.0}
+    # Stored and read back, the output is its JSON.
+    assert Event.from_dict(last.to_dict()).output == {"city": "Lisbon", "celsius": 21.0}
+
+
+async def test_a_text_answer_that_is_the_models_json_is_accepted() -> None:
+    model = ScriptedModel(['{"city": "Porto", "celsius": 18}'])
+    agent = Agent("a", model, output_schema=Weather, output_key="weather")
+    events = await collect(Runner(agent, app_name="out"))
+    assert events[-1].output == Weather(city="Porto", celsius=18)
+    assert events[-1].actions.state_delta["weather"] == {"city": "Porto", "celsius": 18.0}
+    assert len(model.requests) == 1
+
+
+async def test_other_text_is_sent_back_and_counted_against_the_run() -> None:
+    model = ScriptedModel(["It is sunny.", call("final_result", city="Faro", celsius=25)])
+    agent = Agent("a", model, output_schema=Weather)
+    events = await collect(Runner(agent, app_name="out"))
+    assert len(model.requests) == 2
+    sent_back = model.requests[1].contents[-1]
+    assert sent_back.role == "user" and "final_result" in (sent_back.text or "")
+    assert events[-1].output == Weather(city="Faro", celsius=25)
+
+    model = ScriptedModel(["nope"] * 5)
+    events = await collect(
+        Runner(Agent("a", model, output_schema=Weather), app_name="out"),
+        RunConfig(max_model_calls=3),
+    )
+    assert len(model.requests) == 3 and events[-1].error_code == "agent.max_model_calls"
