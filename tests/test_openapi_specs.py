@@ -504,3 +504,76 @@ def test_property_required_ness_and_enums_are_the_specs(case: dict[str, Any]) ->
         if kind == "oneOf":
             assert len(properties[name]["oneOf"]) == 2
     assert required == expected_required
+
+
+# -- the fast argument check agrees with jsonschema ----------------------------------------
+
+_leaf_schemas = st.one_of(
+    st.just({"type": "string"}),
+    st.just({"type": "integer"}),
+    st.just({"type": "number", "minimum": 0, "exclusiveMaximum": 10}),
+    st.just({"type": "boolean"}),
+    st.just({"type": "string", "minLength": 1, "maxLength": 3}),
+    st.builds(
+        lambda e: {"enum": e},
+        st.lists(
+            st.sampled_from([1, 1.5, True, "a", None, 0]), min_size=1, max_size=3, unique_by=repr
+        ),
+    ),
+    st.just({"anyOf": [{"type": "integer", "maximum": 5}, {"type": "null"}]}),
+    st.just({"type": ["string", "null"], "format": "date"}),
+)
+_arg_schemas = st.one_of(
+    _leaf_schemas,
+    st.builds(
+        lambda s, n: {"type": "array", "items": s, "maxItems": n}, _leaf_schemas, st.integers(0, 3)
+    ),
+)
+_json_values = st.recursive(
+    st.one_of(
+        st.none(),
+        st.booleans(),
+        st.integers(-3, 12),
+        st.floats(-2, 12, allow_nan=False),
+        st.sampled_from(["", "a", "abcd", "2024-01-01"]),
+    ),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.sampled_from("ab"), inner),
+    max_leaves=6,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.dictionaries(_names, _arg_schemas, min_size=1, max_size=3),
+    st.data(),
+)
+def test_property_the_fast_check_never_accepts_what_jsonschema_refuses(
+    properties: dict[str, Any], data: st.DataObject
+) -> None:
+    from jsonschema import Draft202012Validator
+
+    from tooling.openapi._fastcheck import fast_checker
+
+    required = data.draw(st.lists(st.sampled_from(sorted(properties)), unique=True))
+    schema = {
+        "type": "object",
+        "properties": properties,
+        "required": required,
+        "additionalProperties": False,
+    }
+    check = fast_checker(schema)
+    assert check is not None
+    keys = st.sampled_from([*properties, "other"])
+    arguments = data.draw(st.dictionaries(keys, _json_values, max_size=4))
+    if check(arguments):
+        assert Draft202012Validator(schema).is_valid(arguments), arguments
+
+
+def test_the_fast_check_takes_the_common_schemas() -> None:
+    found = tools(PETSTORE)
+    listing = found["list_pets"]
+    assert listing._fast is not None and listing._fast({"status": "sold", "limit": 3})
+    assert not listing._fast({"status": "lost"})  # then jsonschema writes the error
+    with pytest.raises(ToolError) as caught:
+        listing.check_arguments({"status": "lost"})
+    assert caught.value.details and caught.value.details[0]["loc"] == ["status"]

@@ -28,6 +28,7 @@ from ._answers import (
     read_bounded,
     success_answer,
 )
+from ._fastcheck import fast_checker
 from ._operations import OperationPlan
 from ._requests import build_request, cookie_header
 from ._security import Choice
@@ -104,6 +105,7 @@ class RestApiTool(BaseTool):
         self._plan = plan
         self._http = http
         self._validator: Validator | None = None
+        self._fast = fast_checker(self.parameters_json_schema)
 
     @property
     def diagnostics(self) -> list[Diagnostic]:
@@ -128,7 +130,9 @@ class RestApiTool(BaseTool):
     def check_arguments(self, args: Mapping[str, Any] | str | bytes) -> CheckedArguments:
         """The arguments, valid against the parameters schema (or
         ``tool.invalid_arguments`` with one detail per problem)."""
-        arguments = dict(super().check_arguments(args).values)
+        arguments = super().check_arguments(args).values
+        if self._fast is not None and self._fast(arguments):
+            return CheckedArguments(arguments)  # certainly valid: no jsonschema needed
         validator = self._schema_validator()
         if not validator.is_valid(arguments):
             if drop_default_nulls(self.parameters_json_schema, arguments) and validator.is_valid(
