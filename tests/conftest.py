@@ -6,6 +6,7 @@ import os
 import urllib.parse
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -22,6 +23,19 @@ settings.register_profile(
 )
 settings.register_profile("dev", max_examples=200, deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+_ADAPTERS = Path(__file__).resolve().parent / "adapters"
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """``tests/adapters`` needs the other frameworks, installed in an environment of its
+    own (``.ci/run``'s adapters step runs ``pytest tests/adapters`` there): collected only
+    when the run names it, never by the main suite."""
+    if collection_path == _ADAPTERS or _ADAPTERS in collection_path.parents:
+        asked = [Path(arg.split("::")[0]).resolve() for arg in config.args]
+        named = any(path == _ADAPTERS or _ADAPTERS in path.parents for path in asked)
+        return None if named else True
+    return None
 
 
 # -- PostgreSQL: a real server (see _pg_server.py) ----------------------------------------

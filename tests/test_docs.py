@@ -280,6 +280,7 @@ _DOCUMENTED_MODULES = (
     "tooling.auth",
     "tooling.builtin",
     "tooling.openapi",
+    "tooling.adapters",
 )
 
 
@@ -322,6 +323,7 @@ def test_the_api_reference_lists_every_public_name() -> None:
             "tooling.auth",
             "tooling.builtin",
             "tooling.openapi",
+            "tooling.adapters",
         )
         for attr in importlib.import_module(name).__all__
         if f"{name}.{attr}" not in listed

@@ -87,6 +87,15 @@ SURFACE: dict[str, list[str]] = {
         "retriever_tool",
     ],
     "tooling.openapi": ["OpenAPIToolset", "RestApiTool"],
+    "tooling.adapters": [
+        "CrewaiTool",
+        "LangchainTool",
+        "LangchainToolset",
+        "to_adk",
+        "to_langchain",
+        "to_openai_agents",
+        "to_pydantic_ai",
+    ],
     "tooling.integration": [
         "CAPTURE_KEY",
         "EXIT_OK",
@@ -298,7 +307,7 @@ LAYERS: dict[str, list[list[str]]] = {
         ["tooling._scheduling"],
         ["tooling.openapi"],  # REST APIs as toolsets (the CLI loads OpenAPI files)
         ["tooling._cli", "tooling._worker"],
-        ["tooling.mcp", "tooling.web", "tooling.builtin"],
+        ["tooling.mcp", "tooling.web", "tooling.builtin", "tooling.adapters"],
     ],
     "agent_core": [
         [

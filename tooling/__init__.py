@@ -14,6 +14,7 @@ The folders, lowest layer first (a module imports only its own layer and those b
     _scheduling/   the Scheduler: a dispatch, planning, strategies, limits, progress
     _cli/          loading targets and finding tools for the commands
     mcp/  web/     MCP both ways; the local inspector
+    adapters/      other frameworks' tools in, ours out (LangChain, CrewAI, ...)
     cli.py  integration.py  the entry points: commands, and what an agent loop uses
 """
 
