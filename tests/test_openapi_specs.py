@@ -577,3 +577,153 @@ def test_the_fast_check_takes_the_common_schemas() -> None:
     with pytest.raises(ToolError) as caught:
         listing.check_arguments({"status": "lost"})
     assert caught.value.details and caught.value.details[0]["loc"] == ["status"]
+
+
+# -- what goes on the wire, seen by a raw ASGI app that echoes the request --------------
+
+
+async def _echo_app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+    if scope["type"] != "http":
+        return
+    body = b""
+    while True:
+        message = await receive()
+        body += message.get("body", b"")
+        if not message.get("more_body"):
+            break
+    echoed = {
+        "method": scope["method"],
+        "raw_path": scope["raw_path"].decode(),
+        "query": scope["query_string"].decode(),
+        "headers": {k.decode(): v.decode() for k, v in scope["headers"]},
+        "body": body.decode(),
+    }
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 200,
+            "headers": [(b"content-type", b"application/json")],
+        }
+    )
+    await send({"type": "http.response.body", "body": json.dumps(echoed).encode()})
+
+
+@pytest.fixture(scope="module")
+def echo_url() -> Any:
+    from tests._openapi_servers import serve_asgi
+
+    with serve_asgi(_echo_app) as url:
+        yield url
+
+
+def _wire(echo_url: str, operation: dict[str, Any], args: dict[str, Any], path: str = "/x") -> Any:
+    spec = minimal({path: {"post": {"operationId": "op", **operation, "responses": ok()}}})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        toolset = OpenAPIToolset(spec, base_url=echo_url + "/base")
+
+    async def once() -> Any:
+        (tool,) = await toolset.get_tools()
+        try:
+            return await tool.run(args)
+        finally:
+            await toolset.close()
+
+    return asyncio.run(once())
+
+
+def _param(name: str, where: str, schema: dict[str, Any], **extra: Any) -> dict[str, Any]:
+    return {"name": name, "in": where, "schema": schema, **extra}
+
+
+_ARRAY = {"type": "array", "items": {"type": "string"}}
+_OBJECT = {"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "string"}}}
+
+
+@pytest.mark.parametrize(
+    ("param", "value", "query"),
+    [
+        (_param("t", "query", _ARRAY), ["x", "y"], "t=x&t=y"),
+        (_param("t", "query", _ARRAY, explode=False), ["x", "y"], "t=x%2Cy"),
+        (_param("t", "query", _ARRAY, style="pipeDelimited", explode=False), ["x", "y"], "t=x%7Cy"),
+        (_param("t", "query", _ARRAY, style="spaceDelimited", explode=False), ["x", "y"], "t=x+y"),
+        (_param("o", "query", _OBJECT), {"a": 1, "b": "z"}, "a=1&b=z"),
+        (_param("o", "query", _OBJECT, style="deepObject"), {"a": 1}, "o%5Ba%5D=1"),
+        (_param("f", "query", {"type": "boolean"}), True, "f=true"),
+        (
+            {"name": "j", "in": "query", "content": {"application/json": {"schema": _OBJECT}}},
+            {"a": 1},
+            "j=%7B%22a%22%3A1%7D",
+        ),
+    ],
+)
+def test_query_styles(echo_url: str, param: dict[str, Any], value: Any, query: str) -> None:
+    seen = _wire(echo_url, {"parameters": [param]}, {param["name"]: value})
+    assert seen["query"] == query
+
+
+@pytest.mark.parametrize(
+    ("style", "explode", "value", "segment"),
+    [
+        ("simple", False, ["a", "b/c"], "a,b%2Fc"),
+        ("label", False, "v", ".v"),
+        ("matrix", False, "v", ";id=v"),
+        ("matrix", True, ["a", "b"], ";id=a;id=b"),
+        ("simple", False, "1.5", "1%2E5"),
+    ],
+)
+def test_path_styles(echo_url: str, style: str, explode: bool, value: Any, segment: str) -> None:
+    schema = _ARRAY if isinstance(value, list) else {"type": "string"}
+    param = _param("id", "path", schema, required=True, style=style, explode=explode)
+    seen = _wire(echo_url, {"parameters": [param]}, {"id": value}, path="/items/{id}")
+    assert seen["raw_path"] == f"/base/items/{segment}"
+
+
+def test_headers_cookies_and_a_form_body(echo_url: str) -> None:
+    operation = {
+        "parameters": [
+            _param("X-Tag", "header", _ARRAY),
+            _param("session", "cookie", {"type": "string"}),
+            _param("Accept", "header", {"type": "string"}),  # ignored, as OpenAPI says
+        ],
+        "requestBody": {
+            "required": True,
+            "content": {
+                "application/x-www-form-urlencoded": {
+                    "schema": {"type": "object", "properties": {"q": {"type": "string"}}}
+                }
+            },
+        },
+    }
+    seen = _wire(echo_url, operation, {"X-Tag": ["a", "b"], "session": "s 1;x", "q": "w&z"})
+    assert seen["headers"]["x-tag"] == "a,b"
+    assert seen["headers"]["cookie"] == "session=s%201%3Bx"
+    assert seen["headers"]["content-type"] == "application/x-www-form-urlencoded"
+    assert seen["body"] == "q=w%26z"
+    assert (
+        "Accept"
+        not in tools(minimal({"/x": {"post": {**operation, "responses": ok()}}}))[
+            "post_x"
+        ].parameters_json_schema["properties"]
+    )
+
+
+def test_a_clashing_body_property_gets_a_prefix(echo_url: str) -> None:
+    operation = {
+        "parameters": [_param("name", "query", {"type": "string"})],
+        "requestBody": {
+            "required": True,
+            "content": {
+                "application/json": {
+                    "schema": {
+                        "type": "object",
+                        "required": ["name"],
+                        "properties": {"name": {"type": "string"}},
+                    }
+                }
+            },
+        },
+    }
+    seen = _wire(echo_url, operation, {"name": "in-query", "body_name": "in-body"})
+    assert seen["query"] == "name=in-query"
+    assert json.loads(seen["body"]) == {"name": "in-body"}
