@@ -30,6 +30,8 @@ from authlib.oauth2.rfc6749 import ClientMixin, OAuth2Request, grants
 from authlib.oauth2.rfc6749.requests import BasicOAuth2Payload
 from authlib.oauth2.rfc7009 import RevocationEndpoint
 from authlib.oauth2.rfc7636 import CodeChallenge
+from authlib.oauth2.rfc9068 import JWTBearerTokenGenerator
+from joserfc.jwk import KeySet, RSAKey
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
@@ -293,6 +295,24 @@ class Revocation(RevocationEndpoint):  # type: ignore[misc]
         token.refresh_revoked = True
 
 
+class JwtTokens(JWTBearerTokenGenerator):  # type: ignore[misc]
+    """RFC 9068 JWT access tokens for one audience, signed with the server's RSA key."""
+
+    def __init__(self, issuer: str, audience: str, keys: KeySet, expires_in: int) -> None:
+        super().__init__(issuer, expires_generator=lambda client, grant_type: expires_in)
+        self.audience = audience
+        self.keys = keys
+
+    def get_jwks(self) -> KeySet:
+        return self.keys
+
+    def get_audiences(self, client: Any, user: Any, scope: Any) -> str:
+        return self.audience
+
+
+KEYS = KeySet([RSAKey.generate_key(2048, parameters={"kid": "k1"})])
+
+
 def build_app(store: Store, expires_in: int) -> tuple[Starlette, Server]:
     server = Server(store, expires_in)
     server.register_grant(grants.ClientCredentialsGrant)
@@ -344,6 +364,15 @@ def build_app(store: Store, expires_in: int) -> tuple[Starlette, Server]:
             return JSONResponse({"error": "invalid_token"}, status_code=401)
         return JSONResponse({"user": found.user, "client": found.client_id, "scope": found.scope})
 
+    async def jwks(request: Request) -> Response:
+        return JSONResponse(KEYS.as_dict(private=False))
+
+    async def metadata(request: Request) -> Response:
+        base = str(request.base_url).rstrip("/")
+        return JSONResponse(
+            {"issuer": base, "token_endpoint": f"{base}/token", "jwks_uri": f"{base}/jwks"}
+        )
+
     async def discovery(request: Request) -> Response:
         base = str(request.base_url).rstrip("/")
         return JSONResponse(
@@ -363,6 +392,8 @@ def build_app(store: Store, expires_in: int) -> tuple[Starlette, Server]:
             Route("/revoke", revoke, methods=["POST"]),
             Route("/api/me", me, methods=["GET"]),
             Route("/.well-known/openid-configuration", discovery, methods=["GET"]),
+            Route("/.well-known/oauth-authorization-server", metadata, methods=["GET"]),
+            Route("/jwks", jwks, methods=["GET"]),
         ]
     )
     return app, server
@@ -381,6 +412,11 @@ class RunningServer:
     @property
     def authorization_url(self) -> str:
         return f"{self.url}/authorize"
+
+    def issue_jwts(self, audience: str) -> None:
+        """Client credentials tokens are JWTs for ``audience`` from now on (RFC 9068)."""
+        tokens = JwtTokens(self.url, audience, KEYS, self.server.expires_in)
+        self.server.register_token_generator("client_credentials", tokens)
 
     def expire_access_tokens(self) -> None:
         """Every access token issued so far has expired (refresh tokens still work)."""

@@ -44,7 +44,14 @@ SURFACE: dict[str, list[str]] = {
         "ToolRuntime",
         "tool",
     ],
-    "tooling.mcp": ["HttpServer", "McpServer", "McpTool", "McpToolset", "StdioServer"],
+    "tooling.mcp": [
+        "HttpServer",
+        "McpAuth",
+        "McpServer",
+        "McpTool",
+        "McpToolset",
+        "StdioServer",
+    ],
     "tooling.auth": [
         "AccessToken",
         "ApiKey",

@@ -9,11 +9,13 @@
     ``--web [--host H] [--port P] [--no-browser]`` serves the same as a local web page
     (see ``tooling.web``) and prints its URL with the access token.
 
-``tooling serve TARGET [--http [HOST:]PORT] [--name NAME]``
+``tooling serve TARGET [--http [HOST:]PORT] [--name NAME] [--auth-issuer URL --auth-audience AUD]``
     Serves TARGET's tools as an MCP server (needs the ``mcp`` extra): over stdio by
     default, over streamable HTTP at ``http://HOST:PORT/mcp`` with ``--http`` (host
     ``127.0.0.1`` unless given). Toolsets are asked for their tools at each listing.
-    Logs go to stderr only.
+    Logs go to stderr only. With ``--auth-issuer``/``--auth-audience`` only bearer
+    tokens (JWTs) that issuer signed for that audience are accepted; their scopes are
+    the calls' granted scopes.
 
 ``tooling call TARGET:TOOL ['JSON'] [--timeout S] [--yes] [--grant SCOPE ...]``
     Validates the arguments and runs one tool through a ``Scheduler``, outside any agent:
@@ -264,6 +266,18 @@ def build_parser() -> argparse.ArgumentParser:
     )
     serve.add_argument("--name", default=None, help="the server's name (default: TARGET)")
     _base_url_option(serve)
+    serve.add_argument(
+        "--auth-issuer",
+        metavar="URL",
+        default=None,
+        help="accept only bearer tokens (JWT) issued by this authorization server",
+    )
+    serve.add_argument(
+        "--auth-audience",
+        metavar="AUD",
+        default=None,
+        help="the audience those tokens must carry (with --auth-issuer)",
+    )
     serve.add_argument("--debug", action="store_true", help=argparse.SUPPRESS)
     serve.set_defaults(handler=cmd_serve)
     return parser

@@ -4,9 +4,10 @@ Needs the ``mcp`` extra (``pip install 'agent-tooling[mcp]'``, the official SDK)
 ``import tooling`` never imports it.
 """
 
+from ._auth import McpAuth
 from ._server import McpServer
 from ._tool import McpTool
 from ._toolset import McpToolset
 from ._transports import HttpServer, StdioServer
 
-__all__ = ["HttpServer", "McpServer", "McpTool", "McpToolset", "StdioServer"]
+__all__ = ["HttpServer", "McpAuth", "McpServer", "McpTool", "McpToolset", "StdioServer"]

@@ -63,7 +63,16 @@ def serve(args: argparse.Namespace) -> int:
     )
     served = asyncio.run(_collect(args.target, getattr(args, "base_url", None)))
     try:
-        server = McpServer(served, name=args.name or args.target)
+        auth = None
+        if args.auth_issuer or args.auth_audience:
+            if not (args.auth_issuer and args.auth_audience):
+                raise CliError("--auth-issuer and --auth-audience go together")
+            if args.http is None:
+                raise CliError("--auth-issuer needs --http: stdio has no bearer tokens")
+            from ._auth import McpAuth
+
+            auth = McpAuth(args.auth_issuer, args.auth_audience)
+        server = McpServer(served, name=args.name or args.target, auth=auth)
     except (TypeError, ValueError) as exc:
         raise CliError(f"cannot serve {args.target}: {exc}") from exc
     count = sum(1 for s in served if isinstance(s, BaseTool))

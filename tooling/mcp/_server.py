@@ -41,6 +41,8 @@ from ._meta import serving_call
 if TYPE_CHECKING:
     from starlette.applications import Starlette
 
+    from ._auth import McpAuth
+
 __all__ = ["McpServer"]
 
 logger = logging.getLogger("tooling")
@@ -141,8 +143,10 @@ class McpServer:
     ``tools`` is what a ``Scheduler`` takes (tools and plain functions) plus toolsets,
     which are asked for their tools at each ``tools/list``. ``strategy``, ``timeout`` and
     ``expose_errors`` configure the scheduler; ``granted_scopes`` are granted to every
-    call. Each ``tools/call`` request is one dispatch: requests the client sends
-    concurrently run concurrently.
+    call. ``auth`` (a :class:`McpAuth`) has streamable HTTP accept only verified bearer
+    tokens: a token's scopes are added to the call's granted scopes, and ``tools/list``
+    shows only the tools they allow. Each ``tools/call`` request is one dispatch: requests
+    the client sends concurrently run concurrently.
     """
 
     def __init__(
@@ -156,6 +160,7 @@ class McpServer:
         timeout: float | None = None,
         expose_errors: bool = False,
         granted_scopes: frozenset[str] | set[str] = frozenset(),
+        auth: McpAuth | None = None,
     ) -> None:
         items = list(tools)
         self._toolsets = [t for t in items if isinstance(t, BaseToolset)]
@@ -168,6 +173,7 @@ class McpServer:
         self.granted_scopes = frozenset(granted_scopes)
         self._readonly = ReadonlyContext(agent_name=name)
         self._shown: tuple[str, ...] = ()
+        self.auth = auth
         # Built now, so a broken tool or a duplicate name fails here.
         self._scheduler = Scheduler(self._fixed, **self._options)
         self._listed: tuple[tuple[str, int], ...] = ()
@@ -209,14 +215,17 @@ class McpServer:
     ) -> types.ListToolsResult:
         self._remember(ctx)
         scheduler = await self._current_scheduler()
-        visible = await self._visible(scheduler)
+        visible = await self._visible(scheduler, self._granted(ctx))
         self._shown = tuple(t.name for t in visible)
         return types.ListToolsResult(tools=[mcp_tool(t) for t in visible])
 
-    async def _visible(self, scheduler: Scheduler) -> list[BaseTool]:
-        """What a session may call: tools whose scopes are granted and that are
-        ``available`` now (a check that raises or hangs hides its tool)."""
-        granted = self.granted_scopes
+    async def _visible(
+        self, scheduler: Scheduler, granted: frozenset[str] | None = None
+    ) -> list[BaseTool]:
+        """What a session may call: tools whose scopes are granted (the server's, and with
+        ``auth`` the token's) and that are ``available`` now (a check that raises or hangs
+        hides its tool)."""
+        granted = self.granted_scopes if granted is None else granted
         shown = []
         for t in scheduler.tools.values():
             if t.scopes and not set(t.scopes) <= granted:
@@ -234,6 +243,14 @@ class McpServer:
         if visible != self._shown:
             self._shown = visible
             await self.notify_tools_changed()
+
+    def _granted(self, ctx: ServerRequestContext[Any, Any]) -> frozenset[str]:
+        """The scopes granted to this request: the server's, and its token's."""
+        if self.auth is None:
+            return self.granted_scopes
+        from ._auth import token_scopes
+
+        return self.granted_scopes | token_scopes(ctx.request)
 
     # -- calls ---------------------------------------------------------------------------
 
@@ -270,13 +287,13 @@ class McpServer:
         meta = ctx.meta
         if not meta or meta.get("progress_token") is None:
             (response,) = await scheduler.dispatch(
-                [call], confirmations=confirmations, granted_scopes=self.granted_scopes
+                [call], confirmations=confirmations, granted_scopes=self._granted(ctx)
             )
             return response
         final: ToolResponse | None = None
         step = 0
         async with scheduler.stream(
-            [call], confirmations=confirmations, granted_scopes=self.granted_scopes
+            [call], confirmations=confirmations, granted_scopes=self._granted(ctx)
         ) as items:
             async for item in items:
                 if isinstance(item, ToolProgress):
@@ -320,19 +337,33 @@ class McpServer:
         """The SDK's initialization options (tools, with ``listChanged``)."""
         return self.server.create_initialization_options(NotificationOptions(tools_changed=True))
 
-    def streamable_http_app(self, *, host: str = "127.0.0.1", path: str = "/mcp") -> Starlette:
+    def streamable_http_app(
+        self, *, host: str = "127.0.0.1", path: str = "/mcp", served_at: str | None = None
+    ) -> Starlette:
         """The streamable-HTTP ASGI app (serving at ``path``) to mount in another server.
 
         Bound to loopback (``host`` ``127.0.0.1``, ``localhost`` or ``::1``), it refuses
-        requests whose ``Host`` or ``Origin`` is not local. The app can be run once.
+        requests whose ``Host`` or ``Origin`` is not local. The app can be run once. With
+        ``auth``, requests without a valid bearer token get a 401 pointing to the
+        protected resource metadata (``served_at``: this server's URL, when
+        ``McpAuth.resource_url`` does not say).
         """
-        return self.server.streamable_http_app(streamable_http_path=path, host=host)
+        if self.auth is None:
+            return self.server.streamable_http_app(streamable_http_path=path, host=host)
+        return self.server.streamable_http_app(
+            streamable_http_path=path,
+            host=host,
+            auth=self.auth.settings(served_at),
+            token_verifier=self.auth.token_verifier(),
+        )
 
     async def run_async(
         self, transport: Transport = "stdio", *, host: str = "127.0.0.1", port: int = 8000
     ) -> None:
         """Serve until the client leaves (stdio) or the task is cancelled (HTTP)."""
         if transport == "stdio":
+            if self.auth is not None:
+                raise ValueError("auth= applies to streamable HTTP; stdio has no bearer tokens")
             from mcp.server.stdio import stdio_server
 
             async with stdio_server() as (read_stream, write_stream):
@@ -340,8 +371,9 @@ class McpServer:
         elif transport == "streamable-http":
             import uvicorn
 
+            shown = f"[{host}]" if ":" in host else host
             config = uvicorn.Config(
-                self.streamable_http_app(host=host),
+                self.streamable_http_app(host=host, served_at=f"http://{shown}:{port}/mcp"),
                 host=host,
                 port=port,
                 log_config=None,
