@@ -25,9 +25,11 @@ from ._runner import RunConfig, Runner
 from ._service_urls import (
     artifact_service_from_url,
     credential_service_from_url,
+    job_store_from_url,
     session_service_from_url,
 )
 from ._tool_search import ToolSearch
+from .jobs import InMemoryJobStore, Job, JobStatus, JobStore, PostgresJobStore, SqliteJobStore
 from .models.base import BaseLlm, LlmRequest, LlmResponse
 from .models.scripted import ScriptedModel
 from .services.artifacts import InMemoryArtifactService, SqliteArtifactService
@@ -58,14 +60,19 @@ __all__ = [
     "FunctionResponse",
     "GeminiModel",
     "InMemoryArtifactService",
+    "InMemoryJobStore",
     "InMemoryMemoryService",
     "InMemorySessionService",
+    "Job",
+    "JobStatus",
+    "JobStore",
     "LlmRequest",
     "LlmResponse",
     "OpenAIModel",
     "Part",
     "PostgresArtifactService",
     "PostgresCredentialService",
+    "PostgresJobStore",
     "PostgresSessionService",
     "ProviderPart",
     "RunConfig",
@@ -75,11 +82,13 @@ __all__ = [
     "SessionExistsError",
     "SqliteArtifactService",
     "SqliteCredentialService",
+    "SqliteJobStore",
     "SqliteSessionService",
     "ToolSearch",
     "UsageMetadata",
     "artifact_service_from_url",
     "credential_service_from_url",
+    "job_store_from_url",
     "session_service_from_url",
 ]
 

@@ -12,13 +12,14 @@ from collections.abc import AsyncGenerator, Generator
 from typing import TYPE_CHECKING, Any
 
 from tooling import BaseToolset
-from tooling.integration import Closing, WorkerPool
+from tooling.integration import WorkerPool
 
 from ._agent import Agent
 from ._config import RunConfig
 from ._content import Content, Part
 from ._events import Event
 from ._invocation.loop import Invocation, RunServices
+from ._job_loop import JobResume, RunnerJobs
 from .services.base import BaseArtifactService, BaseMemoryService
 from .sessions.base import (
     BaseSessionService,
@@ -32,6 +33,8 @@ if TYPE_CHECKING:
     from tooling.auth import CredentialService
     from tooling.integration import ProcessPool
 
+    from .jobs.base import JobStore
+
 __all__ = ["RunConfig", "Runner"]
 
 logger = logging.getLogger("agent_core")
@@ -40,7 +43,7 @@ logger = logging.getLogger("agent_core")
 _DONE = object()
 
 
-class Runner(Closing):
+class Runner(RunnerJobs):
     """Runs ``agent`` for an app: sessions, artifacts and memory, in memory by default.
 
     Use :meth:`run_async` in async code, :meth:`run` elsewhere (it drives its own event
@@ -49,6 +52,10 @@ class Runner(Closing):
     ``credential_service`` stores the credentials of tools with ``auth=`` (in memory by
     default; ``SqliteCredentialService``, ``PostgresCredentialService`` or
     ``credential_service_from_url`` to keep them across processes).
+    ``job_store`` keeps durable tools' jobs (a ``JobStore`` or a URL; default: the session
+    service's database); ``async with runner:`` runs a job loop for them unless
+    ``run_jobs=False``; ``job_resume`` says what a delivered result does: ``"auto"`` (it is
+    appended and the model answers it), ``"append"`` (appended only) or ``"none"``.
     """
 
     def __init__(
@@ -60,6 +67,9 @@ class Runner(Closing):
         artifact_service: BaseArtifactService | None = None,
         memory_service: BaseMemoryService | None = None,
         credential_service: CredentialService | None = None,
+        job_store: JobStore | str | None = None,
+        run_jobs: bool = True,
+        job_resume: JobResume = "auto",
     ) -> None:
         from .services.artifacts import InMemoryArtifactService
         from .services.memory import InMemoryMemoryService
@@ -74,6 +84,7 @@ class Runner(Closing):
         self.pool = WorkerPool(64, name=f"agent-{agent.name}")
         self._processes: ProcessPool | None = None
         self._closed = False
+        self._init_jobs(job_store, run_jobs, job_resume)
 
     @property
     def credential_service(self) -> CredentialService:
@@ -112,6 +123,18 @@ class Runner(Closing):
             if isinstance(new_message, str)
             else new_message
         )
+        async for event in self._run_session(user_id, session_id, message, run_config):
+            yield event
+
+    async def _run_session(
+        self,
+        user_id: str,
+        session_id: str,
+        message: Content | None,
+        run_config: RunConfig | None,
+    ) -> AsyncGenerator[Event, None]:
+        """One invocation under the session's lease: on ``message``, or (None) going on
+        from what the session holds (after a job delivered its result)."""
         config = run_config or RunConfig()
         service = self.session_service
         async with contextlib.AsyncExitStack() as held:
@@ -151,6 +174,46 @@ class Runner(Closing):
                     error_message=f"the session store failed: {exc}",
                 )
 
+    async def append_delivery(self, user_id: str, session_id: str, event: Event) -> bool:
+        """Append a job's delivery ``event`` under the session's lease, leaving out the
+        calls that already have their final answer there; False when nothing was left
+        (delivered before) or the session is gone."""
+        service = self.session_service
+        async with service.lease(
+            app_name=self.app_name,
+            user_id=user_id,
+            session_id=session_id,
+            timeout=RunConfig().session_lock_timeout,
+        ):
+            session = await service.get_session(
+                app_name=self.app_name, user_id=user_id, session_id=session_id
+            )
+            if session is None or event.content is None:
+                return False
+            answered = {
+                r.id
+                for e in session.events
+                if not e.partial
+                for r in e.get_function_responses()
+                if not r.will_continue
+            }
+            parts = [
+                p
+                for p in event.content.parts
+                if p.function_response is None or p.function_response.id not in answered
+            ]
+            if not parts:
+                return False
+            event.content.parts = parts
+            await service.append_event(session, event)
+            return True
+
+    async def continue_session(self, user_id: str, session_id: str) -> None:
+        """Run one invocation on the session without a new message (the model answers
+        what was delivered to it)."""
+        async for _ in self._run_session(user_id, session_id, None, None):
+            pass
+
     def _services(self) -> RunServices:
         """What an invocation uses of this runner."""
         return RunServices(
@@ -161,6 +224,7 @@ class Runner(Closing):
             pool=self.pool,
             processes=lambda: self.processes,
             credential_service=lambda: self.credential_service,
+            jobs=lambda: self.job_store,
         )
 
     async def _session(self, user_id: str, session_id: str) -> Session:

@@ -1,5 +1,5 @@
-"""Session, artifact and credential services named by a URL: ``memory://``, ``sqlite:///path``,
-``postgresql://...``.
+"""Session, artifact and credential services, and job stores, named by a URL:
+``memory://``, ``sqlite:///path``, ``postgresql://...``.
 
 ``sqlite:`` URLs read as SQLAlchemy's do (and so as google-adk's ``db_url``):
 ``sqlite:///sessions.db`` is a path relative to the working directory,
@@ -16,10 +16,16 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from tooling.auth import CredentialService
 
+    from .jobs.base import JobStore
     from .services.base import BaseArtifactService
     from .sessions.base import BaseSessionService
 
-__all__ = ["artifact_service_from_url", "credential_service_from_url", "session_service_from_url"]
+__all__ = [
+    "artifact_service_from_url",
+    "credential_service_from_url",
+    "job_store_from_url",
+    "session_service_from_url",
+]
 
 _POSTGRES_SCHEMES = ("postgresql", "postgres")
 
@@ -63,6 +69,23 @@ def session_service_from_url(url: str) -> BaseSessionService:
     from .sessions.postgres import PostgresSessionService
 
     return PostgresSessionService(where)
+
+
+def job_store_from_url(url: str) -> JobStore:
+    """The job store ``url`` names (the same forms as the session services'):
+    ``memory://``, ``sqlite:///path``, ``postgresql://...``."""
+    kind, where = _split(url)
+    if kind == "memory":
+        from .jobs.sqlite import InMemoryJobStore
+
+        return InMemoryJobStore()
+    if kind == "sqlite":
+        from .jobs.sqlite import SqliteJobStore
+
+        return SqliteJobStore(where)
+    from .jobs.postgres import PostgresJobStore
+
+    return PostgresJobStore(where)
 
 
 def artifact_service_from_url(url: str) -> BaseArtifactService:

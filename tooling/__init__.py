@@ -25,6 +25,7 @@ from ._context import ReadonlyContext, SimpleToolContext, ToolActions, ToolConte
 from ._errors import ToolError
 from ._function.decorator import tool
 from ._function.tool import FunctionTool
+from ._jobs import JobInfo, JobOptions
 from ._policy import Reject
 from ._types import (
     Blob,
@@ -51,6 +52,8 @@ __all__ = [
     "ExecutionStrategy",
     "FileRef",
     "FunctionTool",
+    "JobInfo",
+    "JobOptions",
     "MemoryHit",
     "ReadonlyContext",
     "Reject",

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from google.genai import types as genai_types
 
     from ._context import ReadonlyContext, ToolContext
+    from ._jobs import JobOptions
     from ._policy import Availability, Guardrail, OutputGuardrail, Policies
     from ._workers.processes import ProcessPool
     from .auth._credentials import AuthConfig
@@ -137,6 +138,8 @@ class BaseTool(ABC):
     conflict_key: ConflictKeyRule | None = None
     #: Where the call runs: ``"process"`` tools run in a worker process a scheduler owns.
     isolation: Isolation = "thread"
+    #: Set for a durable tool: its calls run as jobs that outlive the process.
+    durable: JobOptions | None = None
     #: The credential the scheduler gets before each call (``tool_context.credential``).
     auth: AuthConfig | None = None
 

@@ -14,6 +14,7 @@ from ._state import State
 from ._types import Blob, Confirmation, MemoryHit, ToolProgress
 
 if TYPE_CHECKING:
+    from ._jobs import JobInfo
     from .auth._credentials import AccessToken, ApiKey, BasicCredentials, BearerToken
     from .auth._service import CredentialService
 
@@ -265,6 +266,8 @@ class ToolContext(ReadonlyContext, ABC):
         self.credential: AccessToken | ApiKey | BearerToken | BasicCredentials | None = None
         """The credential obtained for the tool's ``auth=`` before this call (else None)."""
         self.credential_service: CredentialService | None = None
+        self.job: JobInfo | None = None
+        """The job this call runs as, for a durable tool's call run by a job loop (else None)."""
         """Where this call's credentials are stored; None: the scheduler's."""
         # Framework hook: when set (e.g. by a scheduler streaming a dispatch), progress goes
         # here instead of to _deliver_progress, whatever the context's class.

@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ._closing import Closing
-from ._context import artifact_blob, auth_config_key, pick_version
+from ._context import artifact_blob, auth_config_key, give_up, pick_version, route_progress
 from ._errors import error_details_from_validation
 from ._export.names import provider_aliases, provider_name
 from ._jsonsafe import state_value_problem
@@ -44,12 +44,14 @@ if TYPE_CHECKING:
     )
     from ._cli.support import CliParser, run_cli
     from ._scheduling.budget import RunBudget
+    from ._scheduling.confirmation import call_fingerprint
     from ._workers.processes import ProcessPool
 
 # Loaded when first asked for: a loop that never runs a command pays nothing for them.
 _LAZY = {
     "RunBudget": "_scheduling.budget",
     "ProcessPool": "_workers.processes",
+    "call_fingerprint": "_scheduling.confirmation",
     "CliParser": "_cli.support",
     "run_cli": "_cli.support",
     "EXIT_OK": "_cli.discovery",
@@ -77,11 +79,13 @@ __all__ = [
     "WorkerPool",
     "artifact_blob",
     "auth_config_key",
+    "call_fingerprint",
     "capture_content",
     "content_json",
     "continued_trace",
     "discover_tools",
     "error_details_from_validation",
+    "give_up",
     "input_schema",
     "load_agent_dir",
     "load_target",
@@ -89,6 +93,7 @@ __all__ = [
     "pick_version",
     "provider_aliases",
     "provider_name",
+    "route_progress",
     "run_cli",
     "state_value_problem",
     "trace_carrier",

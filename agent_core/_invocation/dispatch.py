@@ -29,6 +29,7 @@ from .._agent import Agent
 from .._content import Content, FunctionCall, Part
 from .._events import Event, EventActions
 from .._output import FINAL_RESULT
+from .jobs import is_job_answer
 from .requests import awaits_result, request_event
 from .stop import Stop
 from .storable import state_problem
@@ -171,6 +172,10 @@ def _sort(
         elif final.error is not None and final.error.code == "tool.deferred":
             done.deferred.append(call)
         elif awaits_result(tools.get(call.name), final):
+            done.waiting_long.add(call.id)
+        elif is_job_answer(tools.get(call.name), final.response):
+            # A durable call: pending now (stored, so the model knows), finished by a job.
+            done.answered.append(response_part(final, will_continue=True))
             done.waiting_long.add(call.id)
         else:
             ctx = contexts.get(call.id)

@@ -26,6 +26,7 @@ from .._ids import new_id
 from ..models.scripted import ScriptExhausted
 from ..sessions.state import TEMP_PREFIX
 from .builtins import Unsupported, offer_builtins
+from .jobs import JobSubmitter
 from .requests import interrupted_events, request_replies
 from .resume import resume
 from .stop import Stop
@@ -39,6 +40,7 @@ if TYPE_CHECKING:
     from tooling.integration import ProcessPool, WorkerPool
 
     from .._config import RunConfig
+    from ..jobs.base import JobStore
     from ..services.base import BaseArtifactService, BaseMemoryService
     from ..sessions.base import BaseSessionService, Session
 
@@ -63,6 +65,8 @@ class RunServices:
     processes: Callable[[], ProcessPool]
     #: Where tools' credentials are stored (made, or returned, when a tool needs it).
     credential_service: Callable[[], CredentialService] | None = None
+    #: The runner's job store, made on first use (durable tools' calls become jobs).
+    jobs: Callable[[], JobStore] | None = None
 
 
 class Invocation:
@@ -87,16 +91,19 @@ class Invocation:
 
     # -- the loop ------------------------------------------------------------------------
 
-    async def run(self, message: Content) -> AsyncGenerator[Event, None]:
+    async def run(self, message: Content | None) -> AsyncGenerator[Event, None]:
+        """The invocation's events: on ``message``, or (None) going on from the session
+        as it is (a delivered job result for the model to answer)."""
         # A call stored without its answer (the store failed between a turn's appends)
         # is answered first, right after it: the model learns it was interrupted.
-        for answer in interrupted_events(self.session.events, self.id, message):
-            yield await self.store(answer)
-        user_event = Event(author="user", content=message, invocation_id=self.id)
-        await self.store(user_event)
+        if message is not None:
+            for answer in interrupted_events(self.session.events, self.id, message):
+                yield await self.store(answer)
+            user_event = Event(author="user", content=message, invocation_id=self.id)
+            await self.store(user_event)
         agent = self._active_agent()
         try:
-            replies = request_replies(message)
+            replies = request_replies(message) if message is not None else []
             if replies:
                 agent, events = resume(self, replies)
                 async for event in events:
@@ -201,6 +208,11 @@ class Invocation:
             return self.error(agent, "tool.unsupported", str(exc))
         except ValueError as exc:
             return self.error(agent, "agent.duplicate_tool", str(exc))
+        jobs = self.services.jobs
+        if jobs is not None:
+            for name, t in list(tools.items()):
+                if t.durable is not None:
+                    tools[name] = JobSubmitter(t, jobs(), self.session.app_name)
         try:
             provider_aliases(tools)  # two tools one provider would see under one name
         except ValueError as exc:

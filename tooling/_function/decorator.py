@@ -10,6 +10,7 @@ from .target import Isolation
 from .tool import FunctionTool
 
 if TYPE_CHECKING:
+    from .._jobs import JobOptions
     from .._policy import Availability, Guardrail, OutputGuardrail
     from ..auth._credentials import AuthConfig
 
@@ -45,6 +46,7 @@ def tool(
     available: Availability | None = None,
     guardrails: Sequence[Guardrail] = (),
     output_guardrails: Sequence[OutputGuardrail] = (),
+    durable: bool | JobOptions | None = None,
 ) -> Callable[[Callable[P, R]], FunctionTool[P, R]]: ...
 def tool(func: Callable[..., Any] | None = None, /, **options: Any) -> Any:
     """Turn a typed function into a :class:`FunctionTool`; use bare or with options.
@@ -61,7 +63,9 @@ def tool(func: Callable[..., Any] | None = None, /, **options: Any) -> Any:
     runs a sync function or generator in a worker process that a timeout or cancellation
     really stops; the function must be importable by module and name), ``auth`` (a
     ``tooling.auth.AuthConfig``: the scheduler gets the tool a valid credential before
-    each call, as ``tool_context.credential``).
+    each call, as ``tool_context.credential``), ``durable`` (``True`` or a
+    ``JobOptions``: each call runs as a job that outlives the process, answered "pending"
+    at once and finished by a job loop; implies ``long_running``).
 
     Policies: ``retries`` and ``retry_on`` (a failure of a ``retry_on`` type, or a
     timeout, is retried with backoff only when the tool is ``idempotent``;

@@ -29,6 +29,7 @@ from .._base import (
     validate_tool_name,
 )
 from .._errors import FAILURES, ToolError
+from .._jobs import JobOptions, job_options
 from .._policy import checked_policies
 from .._results import split_result, to_response
 from .._types import Diagnostic, ToolResponse
@@ -114,8 +115,12 @@ class FunctionTool(Derivable, BaseTool, Generic[P, R]):
         available: Availability | None = None,
         guardrails: Sequence[Guardrail] = (),
         output_guardrails: Sequence[OutputGuardrail] = (),
+        durable: bool | JobOptions | None = None,
     ) -> None:
         target = analyze_target(func)
+        self.durable = job_options(durable)
+        if self.durable is not None:
+            long_running = True  # a durable call answers "pending" and finishes later
         if name is None and target.name == "<lambda>":
             raise TypeError("a lambda has no name: pass name= to @tool or FunctionTool")
         self.name = validate_tool_name(

@@ -30,6 +30,10 @@ def fingerprint(tool_name: str, validated_args: Mapping[str, Any]) -> str:
     return f"sha256:{digest}"
 
 
+#: The fingerprint as ``tooling.integration`` publishes it (a durable job's key uses it).
+call_fingerprint = fingerprint
+
+
 def confirmation_response(
     tool_name: str, hint: str, payload: Any, args: Mapping[str, Any], print_: str
 ) -> dict[str, Any]:
