@@ -167,7 +167,6 @@ SURFACE: dict[str, list[str]] = {
         "ProviderPart",
         "PostgresJobStore",
         "PostgresSessionService",
-        "ProviderPart",
         "RunConfig",
         "Runner",
         "ScriptedModel",
