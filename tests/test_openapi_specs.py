@@ -601,7 +601,7 @@ async def _echo_app(scope: dict[str, Any], receive: Any, send: Any) -> None:
     await send(
         {
             "type": "http.response.start",
-            "status": 200,
+            "status": 400 if "fail=1" in echoed["query"] else 200,
             "headers": [(b"content-type", b"application/json")],
         }
     )
@@ -727,3 +727,68 @@ def test_a_clashing_body_property_gets_a_prefix(echo_url: str) -> None:
     seen = _wire(echo_url, operation, {"name": "in-query", "body_name": "in-body"})
     assert seen["query"] == "name=in-query"
     assert json.loads(seen["body"]) == {"name": "in-body"}
+
+
+def _keyed_spec(where: str) -> dict[str, Any]:
+    return minimal(
+        {
+            "/x": {
+                "get": {
+                    "operationId": "op",
+                    "parameters": [_param("fail", "query", {"type": "integer"})],
+                    "responses": ok(),
+                }
+            }
+        },
+        security=[{"key": []}],
+        components={"securitySchemes": {"key": {"type": "apiKey", "name": "k", "in": where}}},
+    )
+
+
+@pytest.mark.parametrize("where", ["header", "query", "cookie"])
+def test_a_credential_echoed_back_in_an_error_is_hidden(echo_url: str, where: str) -> None:
+    from tooling.auth import ApiKey
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        toolset = OpenAPIToolset(
+            _keyed_spec(where), base_url=echo_url, auth=ApiKey(value="sekret-123")
+        )
+
+    async def once(args: dict[str, Any]) -> Any:
+        (tool,) = await toolset.get_tools()
+        return await tool.run(args)
+
+    seen = asyncio.run(once({}))  # the key was sent where its scheme says
+    assert "sekret-123" in json.dumps(seen)
+    with pytest.raises(ToolError) as caught:
+        asyncio.run(once({"fail": 1}))
+    assert caught.value.code == "http.error"
+    shown = json.dumps(caught.value.to_response())
+    assert "sekret-123" not in shown and "***" in shown
+
+
+def test_no_credential_in_a_connection_failure_or_its_log(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    from tooling import Scheduler, ToolCall
+    from tooling.auth import ApiKey
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        toolset = OpenAPIToolset(
+            _keyed_spec("query"), base_url="http://127.0.0.1:9", auth=ApiKey(value="sekret-456")
+        )
+
+    async def once() -> Any:
+        scheduler = Scheduler(await toolset.get_tools())
+        try:
+            return (await scheduler.dispatch([ToolCall("1", "op", {})]))[0]
+        finally:
+            scheduler.close()
+
+    with caplog.at_level("DEBUG"):
+        response = asyncio.run(once())
+    assert response.error is not None and response.error.code == "tool.failed"
+    assert "sekret-456" not in json.dumps(response.response)
+    assert "sekret-456" not in caplog.text

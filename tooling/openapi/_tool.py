@@ -187,6 +187,8 @@ class RestApiTool(BaseTool):
         try:
             async with asyncio.timeout(timeout) as deadline:
                 return await self._send(client, parts.method, parts.url, parts, headers, base)
+        except ToolError as err:
+            raise http.scrub_error(err) from err.__cause__
         except TimeoutError:
             if not deadline.expired():
                 raise

@@ -10,6 +10,7 @@ user gave stays theirs: it is never closed here).
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import re
 import warnings
@@ -111,6 +112,21 @@ class HttpSide:
 
     def scrub(self, text: str) -> str:
         return self.security.secrets.scrub(text)
+
+    def scrub_error(self, error: ToolError) -> ToolError:
+        """``error`` (changed in place) with no credential the toolset sent in its
+        message or details: a server may echo a request back in its answer."""
+        secrets = self.security.secrets
+        if not secrets.values:
+            return error
+        error.message = secrets.scrub(error.message)
+        error.args = (error.message,)
+        if error.details is not None:
+            text = json.dumps(error.details, ensure_ascii=False)
+            cleaned = secrets.scrub(text)
+            if cleaned != text:
+                error.details = json.loads(cleaned)
+        return error
 
     async def aclose(self) -> None:
         client, self._client = self._client, None
