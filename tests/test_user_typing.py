@@ -34,3 +34,19 @@ def test_a_users_tool_module_passes_mypy_strict(tmp_path: Path) -> None:
         timeout=300,
     )
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_the_docs_annotate_returns_as_mypy_strict_wants() -> None:
+    """The docs recommend ``mypy --strict`` on a tools module: their own examples pass it,
+    so no tool returns a bare ``dict`` or ``list`` (a missing type parameter there)."""
+    import re
+
+    root = USER_MODULE.parent.parent.parent
+    bare = re.compile(r"-> (dict|list|tuple|set)\s*:")
+    found = [
+        f"{page.relative_to(root)}:{number}"
+        for page in [root / "README.md", *sorted((root / "docs").rglob("*.md"))]
+        for number, line in enumerate(page.read_text().splitlines(), 1)
+        if bare.search(line)
+    ]
+    assert found == []

@@ -54,7 +54,15 @@ bumped: int = Counter().bump(3)
 
 
 def misuse() -> str:  # never called: only the type checker reads it
+    Counter().bump("3")  # type: ignore[arg-type]
+    Counter().bump(3, 4)  # type: ignore[call-arg]
     return add("1", 2)  # type: ignore[arg-type, return-value]
+
+
+@tool
+def lookup(sku: str) -> dict[str, Any]:
+    """Look an item up (a dict result, typed as --strict wants it)."""
+    return {"sku": sku}
 
 
 async def main() -> None:

@@ -14,7 +14,7 @@ import time
 import types
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, Any, Generic, ParamSpec, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Concatenate, Generic, ParamSpec, TypeVar, overload
 
 from pydantic import BaseModel
 
@@ -53,6 +53,8 @@ _NOTHING = object()
 
 P = ParamSpec("P")
 R = TypeVar("R")
+_BoundP = ParamSpec("_BoundP")
+_Receiver = TypeVar("_Receiver")
 
 
 class _SpecCell:
@@ -223,6 +225,12 @@ class FunctionTool(Derivable, BaseTool, Generic[P, R]):
 
     @overload
     def __get__(self, instance: None, owner: type | None = None) -> FunctionTool[P, R]: ...
+    @overload
+    def __get__(
+        self: FunctionTool[Concatenate[_Receiver, _BoundP], R],
+        instance: _Receiver,
+        owner: type | None = None,
+    ) -> FunctionTool[_BoundP, R]: ...  # a method from an instance: ``self`` is bound
     @overload
     def __get__(self, instance: object, owner: type | None = None) -> FunctionTool[..., R]: ...
     def __get__(self, instance: object | None, owner: type | None = None) -> FunctionTool[..., R]:
