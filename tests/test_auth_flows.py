@@ -16,9 +16,9 @@ from typing import Any
 
 import httpx2
 import pytest
-from _oauth_server import REDIRECT_URI, RunningServer, oauth_server
 from pydantic import SecretStr
 
+from examples._authorization_server import REDIRECT_URI, RunningServer, oauth_server
 from tooling import ExecutionStrategy, Scheduler, SimpleToolContext, ToolCall, ToolContext, tool
 from tooling.auth import (
     AccessToken,

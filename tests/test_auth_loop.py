@@ -10,7 +10,6 @@ from typing import Any
 
 import httpx2
 import pytest
-from _oauth_server import REDIRECT_URI, RunningServer, oauth_server
 from opentelemetry import trace
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
@@ -19,6 +18,7 @@ from opentelemetry.util._once import Once
 from pydantic import SecretStr
 
 from agent_core import Agent, Content, Event, Part, RunConfig, Runner, ScriptedModel
+from examples._authorization_server import REDIRECT_URI, RunningServer, oauth_server
 from tooling import ExecutionStrategy, ToolContext, tool
 from tooling.auth import (
     AccessToken,

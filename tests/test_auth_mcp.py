@@ -17,8 +17,8 @@ from pathlib import Path
 import httpx2
 import pytest
 from _mcp_helpers import free_port, serve_args, stop, wait_for_port
-from _oauth_server import RunningServer, oauth_server
 
+from examples._authorization_server import RunningServer, oauth_server
 from tooling import Scheduler, ToolCall, tool
 from tooling.mcp import HttpServer, McpAuth, McpServer, McpToolset
 

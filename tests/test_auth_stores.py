@@ -11,7 +11,6 @@ from typing import Any
 
 import httpx2
 import pytest
-from _oauth_server import REDIRECT_URI, RunningServer, oauth_server
 from cryptography.fernet import Fernet
 from pydantic import SecretStr
 
@@ -24,6 +23,7 @@ from agent_core import (
     SqliteCredentialService,
     credential_service_from_url,
 )
+from examples._authorization_server import REDIRECT_URI, RunningServer, oauth_server
 from tooling import Scheduler, SimpleToolContext, ToolCall, ToolContext, tool
 from tooling.auth import (
     AccessToken,

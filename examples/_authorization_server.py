@@ -1,4 +1,7 @@
-"""A real OAuth 2 authorization server for the tests: Authlib's server classes on Starlette.
+"""A local OAuth 2 authorization server for the docs and tests: Authlib on Starlette.
+
+Needs Authlib (a development dependency: ``pip install -e '.[dev]'``). Not for
+production: clients, codes and tokens live in memory, and ``/authorize`` approves at once.
 
 Authlib's ``AuthorizationServer`` with its client credentials, authorization code (PKCE
 required), refresh token (rotating: a used refresh token is revoked) grants and the
@@ -232,7 +235,7 @@ class Server(AuthorizationServer):  # type: ignore[misc]
 
 
 class CodeGrant(grants.AuthorizationCodeGrant):  # type: ignore[misc]
-    TOKEN_ENDPOINT_AUTH_METHODS = ["client_secret_basic", "client_secret_post", "none"]
+    TOKEN_ENDPOINT_AUTH_METHODS = ("client_secret_basic", "client_secret_post", "none")
 
     def save_authorization_code(self, code: str, request: OAuth2Request) -> None:
         data = request.payload.data
@@ -267,7 +270,7 @@ class Challenge(CodeChallenge):  # type: ignore[misc]
 
 class RefreshGrant(grants.RefreshTokenGrant):  # type: ignore[misc]
     INCLUDE_NEW_REFRESH_TOKEN = True  # rotation: every refresh gives a new refresh token
-    TOKEN_ENDPOINT_AUTH_METHODS = ["client_secret_basic", "client_secret_post", "none"]
+    TOKEN_ENDPOINT_AUTH_METHODS = ("client_secret_basic", "client_secret_post", "none")
 
     def authenticate_refresh_token(self, refresh_token: str) -> Token | None:
         token = self.server.store.by_refresh(refresh_token)
@@ -284,7 +287,7 @@ class RefreshGrant(grants.RefreshTokenGrant):  # type: ignore[misc]
 
 
 class Revocation(RevocationEndpoint):  # type: ignore[misc]
-    CLIENT_AUTH_METHODS = ["client_secret_basic", "client_secret_post", "none"]
+    CLIENT_AUTH_METHODS = ("client_secret_basic", "client_secret_post", "none")
 
     def query_token(self, token_string: str, token_type_hint: str | None) -> Token | None:
         store = self.server.store
