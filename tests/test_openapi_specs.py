@@ -792,3 +792,16 @@ def test_no_credential_in_a_connection_failure_or_its_log(
     assert response.error is not None and response.error.code == "tool.failed"
     assert "sekret-456" not in json.dumps(response.response)
     assert "sekret-456" not in caplog.text
+
+
+def test_the_described_answer_types_are_asked_for(echo_url: str) -> None:
+    operation = {"responses": ok({"type": "object"})}
+    spec = minimal({"/x": {"get": {"operationId": "op", **operation}}})
+    (tool,) = tools(spec, base_url=echo_url).values()
+    seen = asyncio.run(tool.run({}))
+    assert seen["headers"]["accept"] == "application/json"
+
+
+def test_a_file_name_given_as_text_gets_a_hint() -> None:
+    with pytest.raises(ValueError, match=r"pass pathlib.Path\('api.yaml'\)"):
+        OpenAPIToolset("api.yaml")

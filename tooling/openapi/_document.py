@@ -75,7 +75,10 @@ def load(spec: Mapping[str, Any] | str | os.PathLike[str]) -> tuple[dict[str, An
             f"spec must be a dict, JSON or YAML text, or a pathlib.Path, not {type(spec).__name__}"
         )
     if not isinstance(document, Mapping):
-        raise SpecError(f"{origin} is not an OpenAPI document (not a mapping at the top)")
+        hint = ""
+        if isinstance(spec, str) and spec.strip().lower().endswith((".json", ".yaml", ".yml")):
+            hint = f": to read the file {spec.strip()!r}, pass pathlib.Path({spec.strip()!r})"
+        raise SpecError(f"{origin} is not an OpenAPI document (not a mapping at the top){hint}")
     check_version(document, origin)
     return dict(document), source
 

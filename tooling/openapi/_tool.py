@@ -106,6 +106,8 @@ class RestApiTool(BaseTool):
         self._http = http
         self._validator: Validator | None = None
         self._fast = fast_checker(self.parameters_json_schema)
+        described = sorted(plan.answer_media_types)
+        self._accept = {"Accept": ", ".join(described)} if described else {}
 
     @property
     def diagnostics(self) -> list[Diagnostic]:
@@ -179,7 +181,7 @@ class RestApiTool(BaseTool):
         base = http.base()
         parts = build_request(self._plan, base, values)
         http.security.apply(self._plan, self._choice, ctx, parts)
-        headers = {**http.headers, **parts.headers}
+        headers = {**self._accept, **http.headers, **parts.headers}
         if parts.cookies:
             headers["Cookie"] = cookie_header(parts.cookies)
         client = http.client()
