@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -125,3 +126,13 @@ class Point(BaseModel):
 def place(point: Point, tags: list[str] | None = None) -> dict[str, object]:
     """Places a point, with optional tags."""
     return {"x": point.x, "y": point.y, "tags": tags or []}
+
+
+@tool(read_only=True, concurrency_safe=True)
+def hold(marker: str, index: int) -> int:
+    """A sync call that holds its thread until the file ``marker`` exists."""
+    Path(f"{marker}.started-{index}").write_text("started")
+    deadline = time.monotonic() + 60
+    while not Path(marker).exists() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return index

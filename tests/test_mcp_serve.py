@@ -29,6 +29,9 @@ from tests._mcp_tools import PIXEL
 
 MODES = ["legacy", "auto"]
 
+#: The worker threads one session's sync calls may hold at once (see McpServer).
+SESSION_THREADS = 16
+
 
 @pytest.fixture(scope="module")
 def http_url() -> Iterator[str]:
@@ -234,6 +237,63 @@ async def test_two_clients_at_once_over_http(http_url: str, mode: str, tmp_path:
         marker.write_text("go")
         result = await asyncio.wait_for(waiting, 30)
         assert result.structured_content == {"result": "released"}
+
+
+async def test_one_sessions_hung_sync_calls_hold_only_its_share_of_threads(
+    http_url: str, tmp_path: Path
+) -> None:
+    mode = "legacy"  # 2026-07-28 requests carry no session: they share the server's pool
+    marker = tmp_path / "release"
+    started = lambda: len(list(tmp_path.glob("release.started-*")))  # noqa: E731
+    async with connect(http_url, mode) as greedy, connect(http_url, mode) as other:
+        calls = [
+            asyncio.create_task(greedy.call_tool("hold", {"marker": str(marker), "index": i}))
+            for i in range(SESSION_THREADS + 4)
+        ]
+        try:
+            assert await eventually(lambda: started() >= SESSION_THREADS)
+            # Another session's sync call gets a thread while the first one's hang.
+            result = await asyncio.wait_for(other.call_tool("add", {"a": 1, "b": 2}), 30)
+            assert result.structured_content == {"result": 3}
+            await asyncio.sleep(0.3)
+            count = started()
+        finally:
+            marker.write_text("go")
+        results = await asyncio.wait_for(asyncio.gather(*calls), 60)
+    assert count == SESSION_THREADS  # the rest waited for the session's share
+    assert sorted(r.structured_content["result"] for r in results) == list(  # type: ignore[index]
+        range(SESSION_THREADS + 4)
+    )
+
+
+async def test_served_calls_have_a_time_limit(tmp_path: Path) -> None:
+    from importlib.metadata import version
+
+    from tooling.mcp import McpServer
+
+    assert McpServer([], name="x")._options["timeout"] == 60.0
+    params = StdioServerParameters(
+        command=sys.executable, args=serve_args(TOOLS, "--timeout", "0.5"), cwd=ROOT
+    )
+    async with Client(params, mode="legacy", cache=None) as client:
+        # Named after the file, not the path as typed, and with this package's version.
+        assert client.server_info is not None
+        assert client.server_info.name == "_mcp_tools"
+        assert client.server_info.version == version("agent-tooling")
+        result = await client.call_tool("wait_for", {"marker": str(tmp_path / "never")})
+        assert error_body(result)["error"]["code"] == "tool.timeout"
+    assert (tmp_path / "never.cancelled").exists()
+
+
+async def test_ending_a_session_cancels_its_calls_over_http(http_url: str, tmp_path: Path) -> None:
+    marker = str(tmp_path / "ended")
+    async with connect(http_url, "legacy") as client:
+        call = asyncio.create_task(client.call_tool("wait_for", {"marker": marker}))
+        assert await eventually(lambda: Path(marker + ".started").exists())
+        # Leaving the block ends the HTTP session (a DELETE) with the call still running.
+    with pytest.raises(BaseException):
+        await call
+    assert await eventually(lambda: Path(marker + ".cancelled").exists())
 
 
 # -- the command -------------------------------------------------------------------------------

@@ -9,7 +9,8 @@
     ``--web [--host H] [--port P] [--no-browser]`` serves the same as a local web page
     (see ``tooling.web``) and prints its URL with the access token.
 
-``tooling serve TARGET [--http [HOST:]PORT] [--name NAME] [--auth-issuer URL --auth-audience AUD]``
+``tooling serve TARGET [--http [HOST:]PORT] [--name NAME] [--timeout SECONDS]
+[--auth-issuer URL --auth-audience AUD]``
     Serves TARGET's tools as an MCP server (needs the ``mcp`` extra): over stdio by
     default, over streamable HTTP at ``http://HOST:PORT/mcp`` with ``--http`` (host
     ``127.0.0.1`` unless given). Toolsets are asked for their tools at each listing.
@@ -264,7 +265,16 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="serve streamable HTTP at http://HOST:PORT/mcp (HOST defaults to 127.0.0.1)",
     )
-    serve.add_argument("--name", default=None, help="the server's name (default: TARGET)")
+    serve.add_argument(
+        "--name", default=None, help="the server's name (default: TARGET's file or module name)"
+    )
+    serve.add_argument(
+        "--timeout",
+        type=float,
+        default=60.0,
+        metavar="SECONDS",
+        help="time limit of each call (default: 60; 0: no limit)",
+    )
     _base_url_option(serve)
     serve.add_argument(
         "--auth-issuer",

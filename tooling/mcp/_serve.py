@@ -1,6 +1,8 @@
 """``tooling serve TARGET [--http [HOST:]PORT]``: a target's tools as an MCP server.
 
-TARGET is found as ``tooling inspect`` finds it. Tools are served as found; toolsets are
+TARGET is found as ``tooling inspect`` finds it. The server is named after the target's
+file, folder or module (``--name`` overrides) and carries this package's version; each
+call has ``--timeout`` seconds (60 unless set). Tools are served as found; toolsets are
 served as toolsets (asked at each listing). Nothing but the protocol goes to stdout:
 logs and messages go to stderr.
 """
@@ -11,6 +13,8 @@ import argparse
 import asyncio
 import logging
 import sys
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
 from typing import Any
 
 from .._base import BaseTool, BaseToolset
@@ -56,6 +60,25 @@ async def _collect(target: str, base_url: str | None) -> list[BaseTool | BaseToo
     return served
 
 
+def server_name(target: str) -> str:
+    """The name a target is served under: its file's, folder's or module's own name."""
+    where = target
+    if ":" in target and not Path(target).exists():
+        where = target.rsplit(":", 1)[0]  # module:attr or path.py:attr
+    path = Path(where)
+    if where.endswith(".py") or path.exists():
+        return path.resolve().stem or where
+    return where
+
+
+def serving_version() -> str:
+    """The version ``serverInfo`` carries: this package's."""
+    try:
+        return version("agent-tooling")
+    except PackageNotFoundError:  # pragma: no cover - running from a source tree
+        return "0"
+
+
 def serve(args: argparse.Namespace) -> int:
     """Run the ``serve`` command (see the module docs)."""
     logging.basicConfig(
@@ -72,7 +95,13 @@ def serve(args: argparse.Namespace) -> int:
             from ._auth import McpAuth
 
             auth = McpAuth(args.auth_issuer, args.auth_audience)
-        server = McpServer(served, name=args.name or args.target, auth=auth)
+        server = McpServer(
+            served,
+            name=args.name or server_name(args.target),
+            version=serving_version(),
+            timeout=args.timeout if args.timeout > 0 else None,
+            auth=auth,
+        )
     except (TypeError, ValueError) as exc:
         raise CliError(f"cannot serve {args.target}: {exc}") from exc
     count = sum(1 for s in served if isinstance(s, BaseTool))

@@ -7,8 +7,10 @@ era and the 2026-07-28 per-request era); this module only maps tools to MCP and 
   line of the description). Toolsets are asked at each list.
 * ``tools/call``: one ``Scheduler`` dispatch per request (validation, scopes, timeouts and
   confirmation behave as there). Progress chunks and a generator's intermediate yields
-  become ``notifications/progress`` when the client sent a progress token. Cancelling the
-  request (a cancel notification, a dropped connection) cancels the dispatch.
+  become ``notifications/progress`` when the client sent a progress token. A cancel
+  notification, the session's end (an HTTP ``DELETE``) or a closed stdio stream cancels
+  the dispatch; a dropped HTTP stream does not (the MCP specification says so). Each call
+  has a time limit (60 s unless set), and each session's sync calls their own threads.
 * Confirmation: asked by elicitation (see ``_confirm``); a client that cannot answer gets
   the ``tool.confirmation_required`` error response.
 """
@@ -19,6 +21,7 @@ import asyncio
 import inspect
 import json
 import logging
+import weakref
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -34,6 +37,7 @@ from .._errors import ToolError
 from .._export.mcp import structured_kind
 from .._scheduling.scheduler import ExecutionStrategy, Scheduler
 from .._types import Confirmation, ToolCall, ToolProgress, ToolResponse
+from .._workers.threads import WorkerPool
 from . import _confirm
 from ._content import to_call_result
 from ._meta import serving_call
@@ -70,6 +74,10 @@ async def _available(tool: BaseTool, readonly: ReadonlyContext) -> bool:
 
 async def _awaited(value: Any) -> Any:
     return await value
+
+#: Worker threads one session's sync calls may hold at once (and as many abandoned by a
+#: timeout): one client's hung calls never hold up another session's.
+SESSION_THREADS = 16
 
 
 def _title(tool: BaseTool) -> str | None:
@@ -118,6 +126,13 @@ def lenient_arguments(tool: BaseTool | None, arguments: dict[str, Any]) -> dict[
     return fixed
 
 
+def _session_ended(
+    sessions: dict[int, tuple[Scheduler, Scheduler]], key: int, pool: WorkerPool
+) -> None:
+    sessions.pop(key, None)
+    pool.shutdown()
+
+
 def _pending(response: ToolResponse) -> dict[str, Any] | None:
     """The confirmation request a response carries, when the call waits for one."""
     if response.waiting_for != "confirmation":
@@ -141,12 +156,14 @@ class McpServer:
     """Serves tools over MCP (stdio or streamable HTTP), each call run by a ``Scheduler``.
 
     ``tools`` is what a ``Scheduler`` takes (tools and plain functions) plus toolsets,
-    which are asked for their tools at each ``tools/list``. ``strategy``, ``timeout`` and
-    ``expose_errors`` configure the scheduler; ``granted_scopes`` are granted to every
-    call. ``auth`` (a :class:`McpAuth`) has streamable HTTP accept only verified bearer
-    tokens: a token's scopes are added to the call's granted scopes, and ``tools/list``
-    shows only the tools they allow. Each ``tools/call`` request is one dispatch: requests
-    the client sends concurrently run concurrently.
+    which are asked for their tools at each ``tools/list``. ``strategy``, ``timeout`` (60 s
+    per call unless set; None: no limit) and ``expose_errors`` configure the scheduler;
+    ``granted_scopes`` are granted to every call. ``auth`` (a :class:`McpAuth`) has
+    streamable HTTP accept only verified bearer tokens: a token's scopes are added to the
+    call's granted scopes, and ``tools/list`` shows only the tools they allow. Each
+    ``tools/call`` request is one dispatch: requests the client sends concurrently run
+    concurrently. Each session's sync calls run on threads of its own
+    (``SESSION_THREADS`` at once), so one client's hung calls never hold up another's.
     """
 
     def __init__(
@@ -157,7 +174,7 @@ class McpServer:
         version: str | None = None,
         instructions: str | None = None,
         strategy: ExecutionStrategy = ExecutionStrategy.AUTO,
-        timeout: float | None = None,
+        timeout: float | None = 60.0,
         expose_errors: bool = False,
         granted_scopes: frozenset[str] | set[str] = frozenset(),
         auth: McpAuth | None = None,
@@ -177,6 +194,11 @@ class McpServer:
         # Built now, so a broken tool or a duplicate name fails here.
         self._scheduler = Scheduler(self._fixed, **self._options)
         self._listed: tuple[tuple[str, int], ...] = ()
+        # Each session's scheduler: the current tools over the session's own threads.
+        # By the id of the session's initialize parameters (the SDK makes a ServerSession
+        # per HTTP request, but one session's requests share those): the scheduler it was
+        # made from, and the session's own over its threads. Dropped when they are.
+        self._sessions: dict[int, tuple[Scheduler, Scheduler]] = {}
         self._bus = InMemorySubscriptionBus()
         self._handshake_sessions: dict[int, ServerSession] = {}
         self.server: Server[Any] = Server(
@@ -209,6 +231,32 @@ class McpServer:
         if name in self._scheduler.tools or not self._toolsets:
             return self._scheduler
         return await self._current_scheduler()  # a tool a toolset gave since the last list
+
+    def _session_scheduler(self, ctx: ServerRequestContext[Any, Any], base: Scheduler) -> Scheduler:
+        """``base``'s tools on the session's own bounded pool of worker threads.
+
+        A 2026-07-28 request carries no session (each stands alone): those run on
+        ``base``'s shared pool.
+        """
+        session = None if _confirm.uses_retry(ctx) else ctx.session.client_params
+        if session is None:
+            return base
+        key = id(session)
+        entry = self._sessions.get(key)
+        if entry is not None and entry[0] is base:
+            return entry[1]
+        if entry is not None:
+            pool = entry[1].pool  # the tools changed: the session keeps its threads
+        else:
+            pool = WorkerPool(
+                SESSION_THREADS, max_abandoned=SESSION_THREADS, name="tooling-mcp-session"
+            )
+            weakref.finalize(session, _session_ended, self._sessions, key, pool)
+        scheduler = Scheduler(
+            list(base.tools.values()), pool=pool, processes=base.processes, **self._options
+        )
+        self._sessions[key] = (base, scheduler)
+        return scheduler
 
     async def _list_tools(
         self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
@@ -259,7 +307,7 @@ class McpServer:
     ) -> types.CallToolResult | types.InputRequiredResult:
         with serving_call(ctx.meta):
             self._remember(ctx)
-            scheduler = await self._scheduler_for(params.name)
+            scheduler = self._session_scheduler(ctx, await self._scheduler_for(params.name))
             arguments = lenient_arguments(scheduler.tools.get(params.name), params.arguments or {})
             call = ToolCall(id=f"mcp-{ctx.request_id}", name=params.name, args=arguments)
             confirmations: dict[str, Confirmation] = {}
