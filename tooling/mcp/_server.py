@@ -75,6 +75,7 @@ async def _available(tool: BaseTool, readonly: ReadonlyContext) -> bool:
 async def _awaited(value: Any) -> Any:
     return await value
 
+
 #: Worker threads one session's sync calls may hold at once (and as many abandoned by a
 #: timeout): one client's hung calls never hold up another session's.
 SESSION_THREADS = 16
