@@ -195,10 +195,9 @@ class McpServer:
         # Built now, so a broken tool or a duplicate name fails here.
         self._scheduler = Scheduler(self._fixed, **self._options)
         self._listed: tuple[tuple[str, int], ...] = ()
-        # Each session's scheduler: the current tools over the session's own threads.
-        # By the id of the session's initialize parameters (the SDK makes a ServerSession
+        # By the id of each session's initialize parameters (the SDK makes a ServerSession
         # per HTTP request, but one session's requests share those): the scheduler it was
-        # made from, and the session's own over its threads. Dropped when they are.
+        # made from, and the session's own over its threads. Dropped with the session.
         self._sessions: dict[int, tuple[Scheduler, Scheduler]] = {}
         self._bus = InMemorySubscriptionBus()
         self._handshake_sessions: dict[int, ServerSession] = {}
@@ -254,7 +253,11 @@ class McpServer:
             )
             weakref.finalize(session, _session_ended, self._sessions, key, pool)
         scheduler = Scheduler(
-            list(base.tools.values()), pool=pool, processes=base.processes, **self._options
+            list(base.tools.values()),
+            pool=pool,
+            processes=base.processes,
+            credential_service=base.credential_service,
+            **self._options,
         )
         self._sessions[key] = (base, scheduler)
         return scheduler
