@@ -805,3 +805,40 @@ def test_the_described_answer_types_are_asked_for(echo_url: str) -> None:
 def test_a_file_name_given_as_text_gets_a_hint() -> None:
     with pytest.raises(ValueError, match=r"pass pathlib.Path\('api.yaml'\)"):
         OpenAPIToolset("api.yaml")
+
+
+def _one_param(schema: dict[str, Any]) -> dict[str, Any]:
+    return minimal(
+        {
+            "/a": {
+                "get": {
+                    "operationId": "a",
+                    "parameters": [_param("p", "query", schema)],
+                    "responses": ok(),
+                }
+            }
+        }
+    )
+
+
+def test_a_type_json_schema_lacks_is_an_error_naming_where() -> None:
+    with pytest.raises(ValueError, match=r"operation a .*parameters/0/schema/type.*'file'"):
+        OpenAPIToolset(_one_param({"type": "file"}))
+
+
+@pytest.mark.parametrize(
+    "schema",
+    [
+        {"type": "string", "pattern": "["},
+        {"type": "integer", "minimum": "5"},
+        {"type": "object", "properties": {"x": {"type": "string", "required": True}}},
+        {"type": "string", "maxLength": -1},
+    ],
+)
+def test_a_malformed_keyword_is_ignored_with_a_diagnostic(schema: dict[str, Any]) -> None:
+    with pytest.warns(UserWarning, match="openapi|ignored"):
+        toolset = OpenAPIToolset(_one_param(schema))
+    (tool,) = asyncio.run(toolset.get_tools())
+    assert "openapi.invalid_schema" in [d.code for d in tool.diagnostics]
+    value = {"x": "y"} if schema["type"] == "object" else ("5" if schema["type"] == "string" else 5)
+    assert tool.check_arguments({"p": value}).values == {"p": value}  # checking works

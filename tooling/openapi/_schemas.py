@@ -224,6 +224,21 @@ class SchemaConverter:
                 bound = node.get("minimum" if key == "exclusiveMinimum" else "maximum")
                 if value and isinstance(bound, int | float):
                     out[key] = bound
+            elif key in _CHECKED:
+                problem = _keyword_problem(key, value)
+                if not problem:
+                    out[key] = value
+                elif key == "type":
+                    raise SpecError(f"{self.owner}: the schema at {at}: {problem}")
+                else:  # left out, so that checking the arguments cannot fail on it
+                    self.diagnostics.append(
+                        Diagnostic(
+                            "warning",
+                            "openapi.invalid_schema",
+                            f"{self.owner}: the schema at {at}: {problem}; it is ignored",
+                            parameter,
+                        )
+                    )
             elif key == "format" and isinstance(value, str):
                 out[key] = value
                 self._note_format(value, at, parameter)
@@ -302,6 +317,47 @@ class SchemaConverter:
             name = schema["$ref"].removeprefix("#/$defs/")
             return self.defs.get(name, schema)
         return schema
+
+
+_JSON_TYPES: Final = frozenset(
+    {"string", "number", "integer", "boolean", "array", "object", "null"}
+)
+_NUMBERS: Final = frozenset({"minimum", "maximum", "multipleOf"})
+_COUNTS: Final = frozenset(
+    {"minLength", "maxLength", "minItems", "maxItems", "minProperties", "maxProperties"}
+)
+# Keywords whose malformed value would make checking a call's arguments fail.
+_CHECKED: Final = frozenset({"type", "required", "enum", "pattern"} | _NUMBERS | _COUNTS)
+
+
+def _keyword_problem(key: str, value: Any) -> str:
+    """What is wrong with a keyword's value, for JSON Schema (empty: nothing)."""
+    problem = ""
+    if key == "type":
+        kinds = value if isinstance(value, list) else [value]
+        unknown = [k for k in kinds if k not in _JSON_TYPES]
+        if unknown:
+            problem = f"type {unknown[0]!r} is not a JSON Schema type"
+            if unknown[0] == "file":
+                problem += " (Swagger 2.0's file type: describe a binary body instead)"
+    elif key in _NUMBERS:
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            problem = f"{key} must be a number, not {value!r}"
+    elif key in _COUNTS:
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            problem = f"{key} must be a non-negative integer, not {value!r}"
+    elif key == "required":
+        if not isinstance(value, list) or not all(isinstance(n, str) for n in value):
+            problem = f"required must be a list of names, not {value!r}"
+    elif key == "enum":
+        if not isinstance(value, list):
+            problem = f"enum must be a list, not {value!r}"
+    elif key == "pattern":
+        try:
+            re.compile(value)
+        except (re.error, TypeError) as exc:
+            problem = f"pattern {value!r} is not a regular expression ({exc})"
+    return problem
 
 
 def _nullable(schema: JSONSchema) -> JSONSchema:

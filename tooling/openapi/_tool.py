@@ -136,12 +136,21 @@ class RestApiTool(BaseTool):
         if self._fast is not None and self._fast(arguments):
             return CheckedArguments(arguments)  # certainly valid: no jsonschema needed
         validator = self._schema_validator()
-        if not validator.is_valid(arguments):
+        try:
+            if validator.is_valid(arguments):
+                return CheckedArguments(arguments)
             if drop_default_nulls(self.parameters_json_schema, arguments) and validator.is_valid(
                 arguments
             ):
                 return CheckedArguments(arguments)
             errors = sorted(validator.iter_errors(arguments), key=lambda e: list(e.absolute_path))
+        except Exception as exc:  # a schema the spec got wrong in a way not caught at build
+            raise ToolError(
+                f"the spec's schema for tool {self.name!r} ({self._plan.label}) cannot check "
+                f"arguments: {type(exc).__name__}",
+                code="tool.failed",
+            ) from exc
+        if errors:
             names = list(self.parameters_json_schema.get("properties", {}))
             details = error_details_from_validation(
                 [problem for e in errors for problem in _problems(e)], names
