@@ -43,6 +43,24 @@ logger = logging.getLogger("agent_core")
 _DONE = object()
 
 
+def user_message(new_message: object) -> Content:
+    """``new_message`` as the user's ``Content`` (a str becomes one text part).
+
+    Anything else is a ``TypeError`` saying what to send: a confirmation is answered by a
+    ``Content`` holding the function response to its ``request_confirmation`` call.
+    """
+    if isinstance(new_message, str):
+        return Content(role="user", parts=[Part.from_text(new_message)])
+    if isinstance(new_message, Content):
+        return new_message
+    raise TypeError(
+        f"new_message must be a str or a Content, not {type(new_message).__name__}: to "
+        "answer a confirmation, send Content(role='user', parts=[Part(function_response="
+        "FunctionResponse(id=request.id, name='request_confirmation', "
+        "response={'confirmed': True}))]) for the request_confirmation call the run yielded"
+    )
+
+
 class Runner(RunnerJobs):
     """Runs ``agent`` for an app: sessions, artifacts and memory, in memory by default.
 
@@ -105,7 +123,7 @@ class Runner(RunnerJobs):
             self._processes = ProcessPool(name=f"agent-{self.agent.name}")
         return self._processes
 
-    async def run_async(
+    def run_async(
         self,
         *,
         user_id: str,
@@ -116,15 +134,11 @@ class Runner(RunnerJobs):
         """Run the agent on ``new_message``; yield the events the agents produce.
 
         The user's message is stored, not yielded. A missing session is created. Model
-        and tool failures arrive as error events, not exceptions.
+        and tool failures arrive as error events, not exceptions. A ``new_message`` that
+        is neither a str nor a ``Content`` is a ``TypeError`` here, at the call.
         """
-        message = (
-            Content(role="user", parts=[Part.from_text(new_message)])
-            if isinstance(new_message, str)
-            else new_message
-        )
-        async for event in self._run_session(user_id, session_id, message, run_config):
-            yield event
+        message = user_message(new_message)
+        return self._run_session(user_id, session_id, message, run_config)
 
     async def _run_session(
         self,
@@ -253,6 +267,16 @@ class Runner(RunnerJobs):
         run_config: RunConfig | None = None,
     ) -> Generator[Event, None, None]:
         """The sync form of :meth:`run_async`; closing the generator cancels the run."""
+        user_message(new_message)  # a TypeError here, at the call
+        return self._run_in_thread(user_id, session_id, new_message, run_config)
+
+    def _run_in_thread(
+        self,
+        user_id: str,
+        session_id: str,
+        new_message: str | Content,
+        run_config: RunConfig | None,
+    ) -> Generator[Event, None, None]:
         items: queue.Queue[Any] = queue.Queue()
         started = threading.Event()
         box: dict[str, Any] = {}

@@ -25,7 +25,7 @@ from ._agent import Agent
 from ._content import Content
 from ._events import Event
 from ._ids import deterministic_ids
-from ._runner import RunConfig, Runner
+from ._runner import RunConfig, Runner, user_message
 from .sessions.base import BaseSessionService
 
 __all__ = ["deterministic_ids", "normalize_events", "run_script"]
@@ -115,9 +115,9 @@ def run_script(
     runner is closed at the end, which closes the agent's toolsets. The user's messages
     are stored in the session, not returned.
     """
-    messages: Sequence[str | Content] = (
-        [prompts] if isinstance(prompts, str | Content) else list(prompts)
-    )
+    messages: list[Any] = list(prompts) if isinstance(prompts, list | tuple) else [prompts]
+    for message in messages:  # every one checked before anything runs
+        user_message(message)
     events: list[Event] = []
     with Runner(agent, app_name=app_name, session_service=session_service) as runner:
         for message in messages:
