@@ -79,6 +79,8 @@ class Invocation:
         self.id = new_id("inv")
         self.model_calls = 0
         self._tools: dict[str, dict[str, BaseTool]] = {}  # per agent, resolved once
+        #: Per agent: a provider's name for a tool it had to rename -> the tool's own.
+        self.aliases: dict[str, dict[str, str]] = {}
         #: An agent whose answer was sent back to it (not the output it must give).
         self.ask_again: Agent | None = None
         #: The run's tool-call counts against its limits, shared by all its dispatches.
@@ -214,7 +216,8 @@ class Invocation:
                 if t.durable is not None:
                     tools[name] = JobSubmitter(t, jobs(), self.session.app_name)
         try:
-            provider_aliases(tools)  # two tools one provider would see under one name
+            # Two tools one provider would see under one name are refused here.
+            self.aliases[agent.name] = provider_aliases(tools)
         except ValueError as exc:
             return self.error(agent, "agent.duplicate_tool", f"agent {agent.name}: {exc}")
         self._tools[agent.name] = tools

@@ -88,7 +88,11 @@ async def maybe_await(value: Any) -> Any:
     return await value if inspect.isawaitable(value) else value
 
 
-def refusal(call: FunctionCall, tools: Mapping[str, BaseTool]) -> ToolError | None:
+def refusal(
+    call: FunctionCall,
+    tools: Mapping[str, BaseTool],
+    aliases: Mapping[str, str] | None = None,
+) -> ToolError | None:
     """Why ``call`` cannot run as the model sent it (None: it can); made storable meanwhile.
 
     A name or arguments holding what JSON text cannot (a lone surrogate, an int past the
@@ -101,7 +105,7 @@ def refusal(call: FunctionCall, tools: Mapping[str, BaseTool]) -> ToolError | No
     call.name, _ = clean(call.name)
     call.args, problem = clean(call.args)
     if call.name not in tools:
-        own = provider_aliases(tools).get(call.name)
+        own = (provider_aliases(tools) if aliases is None else aliases).get(call.name)
         if own is None:
             return None
         call.name = own

@@ -59,7 +59,7 @@ async def model_turn(inv: Invocation, agent: Agent) -> AsyncGenerator[Event, Non
     content = response.content or Content(role="model", parts=[])
     content.role = "model"
     last_turn = inv.budget.spent  # the tool budget was spent before this turn
-    calls, refused = _calls_of(content, tools)
+    calls, refused = _calls_of(content, tools, inv.aliases.get(agent.name))
     if last_turn:
         for index in range(len(calls)):
             refused.setdefault(
@@ -253,7 +253,7 @@ async def _ask_model(
 
 
 def _calls_of(
-    content: Content, tools: dict[str, BaseTool]
+    content: Content, tools: dict[str, BaseTool], aliases: dict[str, str] | None
 ) -> tuple[list[FunctionCall], dict[int, ToolError]]:
     """The calls the model made (each given an id if it had none), and the refused ones
     by index with the error that answers them."""
@@ -264,7 +264,7 @@ def _calls_of(
             call = part.function_call
             if not call.id:
                 call.id = new_id(GENERATED_ID_PREFIX.rstrip("-"))
-            error = refusal(call, tools)
+            error = refusal(call, tools, aliases)
             if error is not None:
                 refused[len(calls)] = error
             calls.append(call)

@@ -16,7 +16,7 @@ from pydantic_core import to_json
 from .._errors import ToolError
 
 if TYPE_CHECKING:
-    from .._base import BaseTool, CheckedArguments
+    from .._base import BaseTool
     from .strategy import DispatchSettings
 
 __all__: list[str] = []
@@ -63,8 +63,9 @@ class RunBudget:
         """A new model turn's calls follow (the repeated-call rule counts turns)."""
         self.turn += 1
 
-    def admit(self, tool: BaseTool, checked: CheckedArguments) -> ToolError | None:
-        """Count a call; the error that answers it instead of running, or None to run."""
+    def admit(self, tool: BaseTool, args: object) -> ToolError | None:
+        """Count a call (``args`` as sent); the error that answers it instead of running,
+        or None to run."""
         self.calls += 1
         name = tool.name
         used = self.per_tool.get(name, 0) + 1
@@ -87,7 +88,7 @@ class RunBudget:
             )
         repeats = self.max_repeated_calls
         if repeats is not None:
-            key = (name, to_json(checked.values, fallback=str))
+            key = (name, _key(args))
             last, run = self._asked.get(key, (-1, 0))
             if last == self.turn:
                 return None  # asked twice in one turn: not a repetition across turns
@@ -119,6 +120,16 @@ class RunBudget:
         )
         exhausted.__cause__ = error
         return exhausted
+
+
+def _key(args: object) -> bytes:
+    """The arguments as sent, as bytes: equal arguments give equal keys (a model repeating
+    itself sends the same text)."""
+    if isinstance(args, bytes):
+        return args
+    if isinstance(args, str):
+        return args.encode("utf-8", "surrogatepass")
+    return to_json(args, fallback=str)
 
 
 def has_policies(tool: BaseTool) -> bool:

@@ -307,8 +307,8 @@ class Dispatch:
         checked = plan.checked(index) if plan is not None else None
         if checked is None:
             checked = tool.check_arguments(call.args)  # once: every step below reuses it
-        if self.settings.policed:
-            refused = self.budget.admit(tool, checked)
+        if self.settings.policed or self.settings.budget is not None:
+            refused = self.budget.admit(tool, call.args)
             if refused is not None:
                 raise refused
         ctx = self._context(index, call, progress) if self._uses_context(tool) else None

@@ -93,6 +93,11 @@ async def answer_plainly(dispatch: Dispatch, index: int, plain: PlainTool) -> No
     tool = plain.tool
     dispatch.started_at[index] = started = time.perf_counter()
     try:
+        budget = settings.budget
+        if budget is not None:  # the run's counts (an agent loop's)
+            refused = budget.admit(tool, call.args)
+            if refused is not None:
+                raise refused
         plan = dispatch.plan
         checked = plan.checked(index) if plan is not None and plan.slots is not None else None
         executor = None

@@ -76,7 +76,9 @@ class Scheduler:
         self._aliases: dict[str, str] = provider_aliases(self._tools)
         #: The run's budget (an agent loop's, shared by its dispatches), or None.
         self.budget = budget
-        self._policed = budget is not None or any(has_policies(t) for t in self._tools.values())
+        self._policed = any(has_policies(t) for t in self._tools.values()) or (
+            budget is not None and budget.max_result_tokens is not None
+        )
         self.strategy = ExecutionStrategy(strategy)
         self.max_concurrency = max_concurrency
         self.timeout = timeout

@@ -86,5 +86,5 @@ class DispatchSettings:
     credential_service: Callable[[], CredentialService]
     #: The run's counts and limits (the agent loop's), or None: each dispatch its own.
     budget: RunBudget | None = None
-    #: Whether any tool sets a policy, or a budget is given: calls then pass the checks.
+    #: Whether any tool sets a policy (or the budget cuts results): calls take the full way.
     policed: bool = False
