@@ -7,7 +7,10 @@
     ``openai``, ``openai-strict``, ``anthropic``, ``mcp``) and diagnostics. Exits 1 when a tool
     cannot be built (the others are still shown; each failure is one line on stderr).
     ``--web [--host H] [--port P] [--no-browser]`` serves the same as a local web page
-    (see ``tooling.web``) and prints its URL with the access token.
+    (see ``tooling.web``) and prints its URL with the access token. ``--lint`` reports
+    instead what the tool policies make visible: names a provider is given differently
+    (and two tools one provider would confuse), tools hidden by scopes or ``available=``,
+    guardrails, budgets, retries that need ``idempotent``.
 
 ``tooling serve TARGET [--http [HOST:]PORT] [--name NAME] [--timeout SECONDS]
 [--auth-issuer URL --auth-audience AUD]``
@@ -136,11 +139,23 @@ def cmd_inspect(args: argparse.Namespace) -> int:
     async def gather() -> list[dict[str, Any]]:
         found, toolsets = await discover_tools(obj, label)
         try:
+            if args.lint:
+                from ._cli.lint import lint
+
+                return lint([entry.tool for entry in found if entry.tool is not None])
             return [inspect_tool(entry, args.provider) for entry in found]
         finally:
             await close_toolsets(toolsets)
 
     reports = asyncio.run(gather())
+    if args.lint:
+        from ._cli.lint import print_findings
+
+        if args.json:
+            sys.stdout.write(json.dumps(reports, indent=2, ensure_ascii=False) + "\n")
+        else:
+            print_findings(reports, sys.stdout)
+        return EXIT_OK
     if not reports:
         raise CliError(f"no tools found in {args.target}", status=EXIT_TOOL_ERROR)
     if args.json:
@@ -216,6 +231,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     inspect.add_argument(
         "--web", action="store_true", help="serve a local web page of the tools instead"
+    )
+    inspect.add_argument(
+        "--lint",
+        action="store_true",
+        help="report what the tool policies make visible (renamed names, scopes, budgets)",
     )
     inspect.add_argument("--host", default="127.0.0.1", help="with --web: address to bind")
     inspect.add_argument("--port", type=int, default=8000, help="with --web: port (0: any)")
