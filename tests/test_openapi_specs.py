@@ -437,7 +437,23 @@ _scalar = st.one_of(
     st.just({"type": "string"}),
     st.just({"type": "integer", "format": "int32"}),
     st.builds(lambda e: {"type": "string", "enum": e}, _enums),
+    st.builds(lambda e: {"type": "string", "enum": e, "nullable": True}, _enums),
+    st.builds(lambda e: {"$ref": "#/components/schemas/Choice", "x-enum": e}, _enums),
 )
+
+
+def _enum_of(schema: dict[str, Any], components: dict[str, Any]) -> Any:
+    """The enum a spec schema gives (following a reference to a component)."""
+    if "$ref" in schema:
+        return components["Choice"].get("enum")
+    return schema.get("enum")
+
+
+def _our_enum(schema: dict[str, Any]) -> Any:
+    """The enum our schema gives (inside a null branch too)."""
+    if "anyOf" in schema:
+        return next((b["enum"] for b in schema["anyOf"] if "enum" in b), None)
+    return schema.get("enum")
 
 
 @st.composite
@@ -445,10 +461,13 @@ def operations(draw: st.DrawFn) -> dict[str, Any]:
     params = draw(
         st.dictionaries(
             _names,
-            st.tuples(st.sampled_from(["query", "header"]), st.booleans(), _scalar),
+            st.tuples(st.sampled_from(["query", "header", "path"]), st.booleans(), _scalar),
             max_size=4,
         )
     )
+    choice = draw(_enums)
+    components = {"Choice": {"type": "string", "enum": choice}}
+    by_ref = draw(st.booleans())
     body_props = draw(st.dictionaries(_names, st.tuples(st.booleans(), _scalar), max_size=4))
     body_kind = draw(st.sampled_from(["none", "object", "oneOf"]))
     body_required = draw(st.booleans())
@@ -469,15 +488,16 @@ def operations(draw: st.DrawFn) -> dict[str, Any]:
     elif body_kind == "oneOf":
         schema = {"oneOf": [{"type": "string"}, {"type": "array", "items": {"type": "integer"}}]}
     if body_kind != "none":
+        if by_ref:
+            components["Body"] = schema
+            schema = {"$ref": "#/components/schemas/Body"}
         operation["requestBody"] = {
             "required": body_required,
             "content": {"application/json": {"schema": schema}},
         }
-    return {
-        "spec": minimal({"/op": {"post": operation}}),
-        "params": params,
-        "body": (body_kind, body_required, body_props),
-    }
+    path = "/op/" + "/".join(f"{{{n}}}" for n, (p, _, _) in params.items() if p == "path")
+    spec = minimal({path.rstrip("/"): {"post": operation}}, components={"schemas": components})
+    return {"spec": spec, "params": params, "body": (body_kind, body_required, body_props)}
 
 
 @settings(max_examples=60, deadline=None)
@@ -486,15 +506,18 @@ def test_property_required_ness_and_enums_are_the_specs(case: dict[str, Any]) ->
     (tool,) = tools(case["spec"]).values()
     schema = tool.parameters_json_schema
     properties, required = schema["properties"], set(schema.get("required", ()))
-    expected_required = {n for n, (_, req, _) in case["params"].items() if req}
+    components = case["spec"]["components"]["schemas"]
+    expected_required = {
+        n for n, (place, req, _) in case["params"].items() if req or place == "path"
+    }
     names = set(case["params"])
     for name, (_, _, param_schema) in case["params"].items():
-        assert properties[name].get("enum") == param_schema.get("enum")
+        assert _our_enum(properties[name]) == _enum_of(param_schema, components)
     kind, body_required, body_props = case["body"]
     if kind == "object" and body_props:
         for prop, (prop_required, prop_schema) in body_props.items():
             name = prop if prop not in names else f"body_{prop}"
-            assert properties[name].get("enum") == prop_schema.get("enum")
+            assert _our_enum(properties[name]) == _enum_of(prop_schema, components)
             if body_required and prop_required:
                 expected_required.add(name)
     elif kind != "none":
