@@ -176,7 +176,7 @@ class Server(AuthorizationServer):  # type: ignore[misc]
     """Authlib's server, with the Starlette glue an integration provides."""
 
     def __init__(self, store: Store, expires_in: int) -> None:
-        super().__init__(scopes_supported=["read", "write"])
+        super().__init__(scopes_supported=["openid", "read", "write"])
         self.store = store
 
         def generate(

@@ -13,6 +13,7 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx2
 import pytest
@@ -20,7 +21,9 @@ from _mcp_helpers import free_port, serve_args, stop, wait_for_port
 
 from examples._authorization_server import RunningServer, oauth_server
 from tooling import Scheduler, ToolCall, tool
+from tooling.auth import OAuth2Client
 from tooling.mcp import HttpServer, McpAuth, McpServer, McpToolset
+from tooling.mcp._auth import JwtVerifier
 
 AUDIENCE = "mcp-tools"
 ROOT = Path(__file__).resolve().parent.parent
@@ -63,11 +66,31 @@ def token(issuer: RunningServer, client: str, secret: str, scope: str) -> str:
     return str(answer.json()["access_token"])
 
 
+class Revocable:
+    """The default JWT verifier, plus tokens the test revokes before they expire."""
+
+    def __init__(self, issuer: str) -> None:
+        self.inner = JwtVerifier(issuer, AUDIENCE)
+        self.revoked: set[str] = set()
+        self.seen: list[str] = []
+
+    async def verify_token(self, token: str) -> Any:
+        self.seen.append(token)
+        return None if token in self.revoked else await self.inner.verify_token(token)
+
+
 @pytest.fixture
-def served(issuer: RunningServer) -> Iterator[str]:
+def verifier(issuer: RunningServer) -> Revocable:
+    return Revocable(issuer.url)
+
+
+@pytest.fixture
+def served(issuer: RunningServer, verifier: Revocable) -> Iterator[str]:
     """Our MCP server with ``auth=`` on 127.0.0.1, in a thread; yields its URL."""
     server = McpServer(
-        [list_notes, add_note, ping], name="notes", auth=McpAuth(issuer.url, AUDIENCE)
+        [list_notes, add_note, ping],
+        name="notes",
+        auth=McpAuth(issuer.url, AUDIENCE, verifier=verifier),
     )
     port = free_port()
     loop = asyncio.new_event_loop()
@@ -155,6 +178,30 @@ async def test_a_token_with_both_scopes_sees_and_calls_everything(
 
     assert names == ["add_note", "list_notes", "ping"]
     assert added == {"result": "added hi"}
+
+
+async def test_a_toolset_with_oauth2_client_gets_its_own_token_and_a_new_one_when_refused(
+    served: str, issuer: RunningServer, verifier: Revocable
+) -> None:
+    client = OAuth2Client(client_id="writer", client_secret="w-secret", scopes=("read", "write"))
+    toolset = McpToolset(HttpServer(served, auth=client, auth_issuer=issuer.url))
+    try:
+        tools = {t.name: t for t in await toolset.get_tools()}
+        assert sorted(tools) == ["add_note", "list_notes", "ping"]
+        scheduler = Scheduler(list(tools.values()))
+        call = [ToolCall(id="c1", name="add_note", args={"text": "a"})]
+        assert (await scheduler.dispatch(call))[0].response == {"result": "added a"}
+        assert issuer.store.requests["client_credentials"] == 1
+
+        verifier.revoked.add(verifier.seen[-1])  # the server stops accepting that token
+        again = [ToolCall(id="c2", name="add_note", args={"text": "b"})]
+        assert (await scheduler.dispatch(again))[0].response == {"result": "added b"}
+        assert issuer.store.requests["client_credentials"] == 2
+    finally:
+        await toolset.close()
+    assert "w-secret" not in repr(toolset) and "w-secret" not in repr(
+        HttpServer(served, auth=client)
+    )
 
 
 def test_tooling_serve_verifies_tokens_from_the_issuer(

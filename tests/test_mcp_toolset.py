@@ -434,6 +434,7 @@ def test_the_public_surface_of_tooling_mcp() -> None:
 
     assert tooling.mcp.__all__ == [
         "HttpServer",
+        "McpAuth",
         "McpServer",
         "McpTool",
         "McpToolset",

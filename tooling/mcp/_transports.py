@@ -17,7 +17,10 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from mcp.client._transport import TransportStreams
     from mcp.shared._stream_protocols import ReadStream
+    from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
     from mcp.shared.message import SessionMessage
+
+    from ..auth._credentials import OAuth2Client
 
 __all__ = [
     "HttpServer",
@@ -45,10 +48,31 @@ class StdioServer:
 
 @dataclass(frozen=True)
 class HttpServer:
-    """An MCP server reached over streamable HTTP at ``url``, with extra ``headers``."""
+    """An MCP server reached over streamable HTTP at ``url``, with extra ``headers``.
+
+    ``auth``: a ``tooling.auth.OAuth2Client`` with a secret, for a server behind OAuth:
+    the SDK's OAuth client support finds the authorization server from the server's 401
+    (its protected resource metadata), gets a client credentials token, sends it, and gets
+    a new one when the server refuses it or it expires. ``auth_issuer``: the issuer the
+    client is registered with (tokens are only asked of it).
+    """
 
     url: str
     headers: Mapping[str, str] | None = field(default=None)
+    auth: OAuth2Client | None = field(default=None)
+    auth_issuer: str | None = field(default=None)
+
+    def __post_init__(self) -> None:
+        auth = self.auth
+        if auth is None:
+            return
+        from ..auth._credentials import OAuth2Client
+
+        if not isinstance(auth, OAuth2Client) or auth.client_secret is None:
+            raise TypeError(
+                "HttpServer(auth=) takes a tooling.auth.OAuth2Client with a client_secret "
+                "(client credentials)"
+            )
 
     def describe(self) -> str:
         """The URL, for messages."""
@@ -125,9 +149,51 @@ async def open_transport(
 
         # The SDK's own defaults: a response stream may stay open for a long time.
         http = httpx2.AsyncClient(
-            headers=dict(server.headers or {}), timeout=httpx2.Timeout(30.0, read=300.0)
+            headers=dict(server.headers or {}),
+            timeout=httpx2.Timeout(30.0, read=300.0),
+            auth=_oauth_provider(server) if server.auth is not None else None,
         )
         async with http, streamable_http_client(server.url, http_client=http) as streams:
             watched = WatchedStream(streams[0])
             watch.append(watched)
             yield watched, streams[1]
+
+
+class _MemoryTokens:
+    """The SDK's token storage, in memory for one connection's life."""
+
+    def __init__(self) -> None:
+        self.tokens: OAuthToken | None = None
+        self.client: OAuthClientInformationFull | None = None
+
+    async def get_tokens(self) -> OAuthToken | None:
+        return self.tokens
+
+    async def set_tokens(self, tokens: OAuthToken) -> None:
+        self.tokens = tokens
+
+    async def get_client_info(self) -> OAuthClientInformationFull | None:
+        return self.client
+
+    async def set_client_info(self, client_info: OAuthClientInformationFull) -> None:
+        self.client = client_info
+
+
+def _oauth_provider(server: HttpServer) -> Any:
+    """The SDK's client credentials provider for ``server.auth``."""
+    from mcp.client.auth.extensions.client_credentials import ClientCredentialsOAuthProvider
+
+    client = server.auth
+    assert client is not None and client.client_secret is not None
+    method = client.token_endpoint_auth_method
+    return ClientCredentialsOAuthProvider(
+        server_url=server.url,
+        storage=_MemoryTokens(),
+        client_id=client.client_id,
+        client_secret=client.client_secret.get_secret_value(),
+        token_endpoint_auth_method="client_secret_post"
+        if method == "client_secret_post"
+        else "client_secret_basic",
+        scope=" ".join(client.scopes) or None,
+        issuer=server.auth_issuer,
+    )
