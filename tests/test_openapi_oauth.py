@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from pydantic import SecretStr
 
-from tests._oauth_server import RunningServer, oauth_server
+from examples._authorization_server import RunningServer, oauth_server
 from tooling import Scheduler, ToolCall
 from tooling.auth import OAuth2Client
 from tooling.openapi import OpenAPIToolset
