@@ -79,6 +79,7 @@ from tooling.integration import (
     run_cli,
 )
 
+from ._cli_jobs import add_job_commands
 from ._cli_support import (
     agent_key_variables,
     artifact_service,
@@ -551,6 +552,7 @@ def build_parser() -> argparse.ArgumentParser:
     web.add_argument("--no-browser", action="store_true", help="do not open a browser")
     web.add_argument("--debug", action="store_true", help=argparse.SUPPRESS)
     web.set_defaults(handler=_cmd_web)
+    add_job_commands(commands)
     return parser
 
 

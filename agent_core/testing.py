@@ -32,8 +32,9 @@ __all__ = ["deterministic_ids", "normalize_events", "run_script"]
 
 # Ids the framework makes (``new_id``): a prefix and a uuid4 hex, or a counter under
 # ``deterministic_ids``. Function calls the loop numbers itself are ``call-...``; the
-# confirmation and credential requests it makes are ``req-...``.
-_GENERATED = re.compile(r"^(call|req)-(?:[0-9a-f]{32}|\d+)$")
+# confirmation and credential requests it makes are ``req-...``; durable jobs are
+# ``job_...``, and the invocation that delivers one is ``job:job_...``.
+_GENERATED = re.compile(r"^(call|req)-(?:[0-9a-f]{32}|\d+)$|^(job)_[0-9a-f]{32}$")
 _TOP_IDS = ("id", "invocationId")
 
 
@@ -62,7 +63,9 @@ class _Placeholders:
                 return known
             match = _GENERATED.match(value)
             if match is not None:
-                return self.name(value, match.group(1))
+                return self.name(value, match.group(1) or match.group(2))
+            if value.startswith("job:"):
+                return f"job:{self.replace(value[4:])}"
             return value
         if isinstance(value, dict):
             return {self.replace(k): self.replace(v) for k, v in value.items()}
@@ -80,7 +83,8 @@ def normalize_events(events: Iterable[Event]) -> list[dict[str, Any]]:
     requests ``"<req-1>"``...; each occurrence of such an id anywhere in an event (a
     function response pairing with its call, ``longRunningToolIds``, the keys of
     ``requestedToolConfirmations``, a request's ``originalFunctionCall``, progress) gets
-    the same placeholder. Every ``timestamp`` becomes ``0.0``. Ids the model gave its
+    the same placeholder; durable job ids become ``"<job-1>"``.... Every ``timestamp``
+    becomes ``0.0``. Ids the model gave its
     calls are kept as they are.
     """
     names = _Placeholders()

@@ -173,6 +173,7 @@ async def play(
             session_service=session_service,
             artifact_service=artifact_service,
             memory_service=memory_service or InMemoryMemoryService(),
+            run_jobs=False,  # durable jobs are left to a worker (examples/durable_report)
         ) as runner:
             session = await runner.session_service.create_session(
                 app_name=runner.app_name, user_id=USER_ID, session_id=SESSION_ID

@@ -36,6 +36,7 @@ NAMES = [
     "web_search",
     "retrieval",
     "openapi_petstore",
+    "durable_report",
 ]
 #: Examples that need other frameworks: checked in their own environment, by
 #: tests/adapters (which the main run does not collect).

@@ -117,7 +117,7 @@ class JobSubmitter(BaseTool):
             "status": "pending",
             "job_id": job.id,
             "message": (
-                f"{self.name} runs as job {job.id}; its result is delivered to this "
+                f"{self.name} runs as a job (job_id); its result is delivered to this "
                 "conversation when it finishes. Do not call it again for the same request."
             ),
         }
