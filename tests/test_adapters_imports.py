@@ -9,6 +9,12 @@ import sys
 import textwrap
 from pathlib import Path
 
+from hypothesis import given
+from hypothesis import strategies as st
+
+from tooling._base import TOOL_NAME_PATTERN
+from tooling.adapters._base import tool_name
+
 ROOT = Path(__file__).resolve().parent.parent
 
 FRAMEWORKS = ("langchain_core", "crewai", "agents", "pydantic_ai", "google.adk")
@@ -74,3 +80,17 @@ def test_a_missing_framework_names_its_extra() -> None:
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "ok"
+
+
+# -- what the adapters share needs no framework ----------------------------------------------
+
+
+@given(st.text(max_size=120))
+def test_any_framework_tool_name_becomes_a_valid_name(name: str) -> None:
+    made = tool_name(name)
+    assert TOOL_NAME_PATTERN.fullmatch(made), (name, made)
+
+
+@given(st.from_regex(r"[A-Za-z_][A-Za-z0-9_-]{0,63}", fullmatch=True))
+def test_a_valid_name_is_kept(name: str) -> None:
+    assert tool_name(name) == name

@@ -114,3 +114,11 @@ def test_flags_become_sequential_and_requires_approval() -> None:
     assert to_pydantic_ai(read).sequential is False
     assert to_pydantic_ai(delete).sequential is True
     assert to_pydantic_ai(delete).requires_approval is True
+
+
+async def test_bad_arguments_past_the_retries_are_an_error_result_not_an_exception() -> None:
+    bad = ("lookup", {"city": "Faro", "days": "many"})
+    script = Script(bad, bad, bad, bad)
+    await run(script, to_pydantic_ai(lookup))  # the run ends normally
+    assert len(script.retries) >= 1
+    assert script.returns[-1].content["error"]["code"] == "tool.invalid_arguments"

@@ -3,8 +3,9 @@ one is built.
 
 The schema is ours (pydantic-ai skips its own validation for a schema-defined tool; ours
 runs); the context parameter stays hidden. Argument errors become pydantic-ai's retry
-prompt (``ModelRetry`` with the details); any other failure is the error response,
-returned to the model as the tool's result, never an exception out of the run. A
+prompt (``ModelRetry`` with the details) while the tool has retries left, then the error
+response (pydantic-ai would otherwise end the run with an exception); any other failure
+is the error response, returned to the model as the tool's result. A
 ``ToolResult``'s artifact is the ``ToolReturn``'s ``metadata`` (which pydantic-ai keeps
 for the application and never sends). Flags: ``sequential`` unless the tool is
 ``read_only`` and ``concurrency_safe``; ``requires_approval`` from
@@ -38,7 +39,8 @@ def to_pydantic_ai(
         )
         response = await answer(ours, kwargs, context, granted_scopes=scopes)
         error = response.error
-        if error is not None and error.code == "tool.invalid_arguments":
+        retries_left = getattr(ctx, "retry", 0) < getattr(ctx, "max_retries", 0)
+        if error is not None and error.code == "tool.invalid_arguments" and retries_left:
             details = json.dumps(error.details or [], ensure_ascii=False, default=str)
             raise pydantic_ai.ModelRetry(f"{error.message}; details: {details}")
         if response.artifact is not None:
