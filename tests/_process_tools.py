@@ -5,6 +5,7 @@ from __future__ import annotations
 import ctypes
 import os
 import resource
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -134,3 +135,33 @@ def with_artifact(n: int) -> ToolResult:
 def unsendable() -> Any:
     """Return a value that cannot be sent to the model."""
     return object()
+
+
+@tool(isolation="process", timeout=1)
+def fork_and_spin(tool_context: ToolContext) -> None:
+    """Start a child (a fork: it shares the worker's pipe) that sleeps, say its pid, spin."""
+    child = os.fork()
+    if child == 0:  # the child: sleeps long, then leaves without cleaning up
+        time.sleep(120)
+        os._exit(0)
+    tool_context.emit_progress("child", f"{os.getpid()} {child}")
+    while True:
+        pass
+
+
+@tool(isolation="process")
+def fork_and_wait(tool_context: ToolContext) -> None:
+    """Like ``fork_and_spin`` with no time limit (the test kills the worker itself)."""
+    child = os.fork()
+    if child == 0:
+        time.sleep(120)
+        os._exit(0)
+    tool_context.emit_progress("child", f"{os.getpid()} {child}")
+    time.sleep(120)
+
+
+@tool(isolation="process")
+def nap(seconds: float) -> float:
+    """Sleep ``seconds`` in the worker."""
+    time.sleep(seconds)
+    return seconds

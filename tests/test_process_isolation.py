@@ -78,6 +78,8 @@ async def scheduler():
             pt.refuse,
             pt.picture,
             pt.square,
+            pt.fork_and_spin,
+            pt.fork_and_wait,
         ],
         max_processes=2,
     )
@@ -397,3 +399,77 @@ async def test_a_tool_file_loaded_by_path_is_loaded_the_same_way_in_the_worker(t
         assert (await one(scheduler, "twice", {"x": 21})).response == {"result": 42}
     finally:
         scheduler.close()
+
+
+# -- the clock, and a worker's children -----------------------------------------------------
+
+
+async def test_the_clock_starts_when_the_tool_starts_not_while_its_module_imports():
+    import _process_slow_import as slow
+
+    scheduler = Scheduler([slow.quick], max_processes=1)
+    try:
+        # A cold worker: an interpreter starts and imports the module (2 s) before the
+        # tool runs; its 1.5 s limit is the tool's own time.
+        (response,) = await scheduler.dispatch([ToolCall("q", "quick", {})])
+        assert response.error is None, response.response
+        assert response.response == {"result": "quick"}
+    finally:
+        scheduler.close()
+
+
+async def test_waiting_for_a_worker_has_its_own_bound():
+    from tooling._workers.processes import ProcessPool
+
+    pool = ProcessPool(1, start_timeout=1.0)
+    scheduler = Scheduler([pt.nap], processes=pool, timeout=30, strategy=ExecutionStrategy.PARALLEL)
+    try:
+        await scheduler.dispatch([ToolCall("warm", "nap", {"seconds": 0})])
+        busy, waiting = await scheduler.dispatch(
+            [ToolCall("busy", "nap", {"seconds": 4}), ToolCall("wait", "nap", {"seconds": 0})]
+        )
+        assert busy.response == {"result": 4.0}  # its own 30 s limit
+        assert code(waiting) == "tool.timeout"
+        assert "was not started" in waiting.response["error"]["message"]
+    finally:
+        scheduler.close()
+        pool.shutdown()
+
+
+async def _child_of(scheduler: Scheduler, name: str) -> tuple[int, int, asyncio.Task[Any]]:
+    """Starts ``name``; the worker's pid, its child's pid, and the dispatch's task."""
+    seen: asyncio.Queue[str] = asyncio.Queue()
+
+    async def run() -> ToolResponse:
+        async with scheduler.stream([ToolCall("f", name, {})]) as updates:
+            async for item in updates:
+                if isinstance(item, ToolProgress):
+                    seen.put_nowait(item.chunk)
+                else:
+                    return item
+        raise AssertionError("no final response")
+
+    task = asyncio.create_task(run())
+    worker, child = map(int, (await asyncio.wait_for(seen.get(), RENDEZVOUS_S)).split())
+    return worker, child, task
+
+
+async def test_a_timeout_stops_the_workers_children_too(scheduler):
+    worker, child, task = await _child_of(scheduler, "fork_and_spin")
+    final = await asyncio.wait_for(task, RENDEZVOUS_S)
+    assert code(final) == "tool.timeout"
+    assert await gone_within(worker, RENDEZVOUS_S)
+    assert await gone_within(child, RENDEZVOUS_S)
+
+
+async def test_a_worker_killed_from_outside_ends_its_call_and_its_children(scheduler):
+    import signal
+
+    worker, child, task = await _child_of(scheduler, "fork_and_wait")
+    os.kill(worker, signal.SIGKILL)
+    # The child still holds the worker's pipe: the call ends all the same, well before
+    # the child's 120 s sleep would.
+    final = await asyncio.wait_for(task, RENDEZVOUS_S)
+    assert code(final) == "tool.failed"
+    assert "SIGKILL" in final.response["error"]["message"]
+    assert await gone_within(child, RENDEZVOUS_S)

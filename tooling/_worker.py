@@ -4,7 +4,8 @@ Every message is JSON, one per ``send_bytes``. The parent sends a request::
 
     {"module": ..., "qualname": ..., "name": ..., "args": {...}, "ctx": {...} | null}
 
-and the worker answers with any number of ``{"t": "progress", "s", "c"}`` (a chunk
+and the worker answers ``{"t": "started"}`` once the tool is imported (its time limit
+starts then), any number of ``{"t": "progress", "s", "c"}`` (a chunk
 emitted through the context) and ``{"t": "yield", "body", "parts"}`` (a sync
 generator's item), then exactly one of ``{"t": "result", "body", "parts", ...}``,
 ``{"t": "tool_error", "code", "message", "details", ...}`` or ``{"t": "exception",
@@ -40,6 +41,9 @@ from ._types import Blob, MemoryHit, ToolProgress
 from ._workers.parts_json import encode_parts
 
 __all__: list[str] = []
+
+#: Sent once the tool is imported, just before it runs.
+_STARTED = b'{"t":"started"}'
 
 
 def main(fd: int, host_pid: int) -> None:
@@ -140,6 +144,8 @@ def _answer(
     ctx: WorkerContext | None = None
     try:
         tool = _resolve(request, tools)
+        with lock:  # imported: the call's time limit starts now
+            conn.send_bytes(_STARTED)
         if request.get("ctx") is not None:
             ctx = WorkerContext(conn, lock, request["ctx"])
         if ctx is not None:

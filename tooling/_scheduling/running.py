@@ -50,14 +50,24 @@ async def run_within_limit(
     loop = asyncio.get_running_loop()
     deadline = loop.time() + limit
     isolated = tool.isolation == "process"
+    started_in_worker = True
+    moved = loop.create_future()  # done when the clock restarts
     if isolated:
-        # A process call's clock starts when it has its worker (waiting for one, or
-        # starting one, is not running). The task made here inherits the callback.
+        # A process call's clock starts when its tool starts in the worker: waiting for a
+        # worker, starting one and importing the tool's module are not running, and have
+        # the pool's own bound. The task made here inherits the callback.
         from .._workers.processes import worker_ready
 
+        wait_bound = settings.process_pool().start_timeout
+        deadline = loop.time() + wait_bound
+        started_in_worker = False
+
         def restart_clock() -> None:
-            nonlocal deadline
+            nonlocal deadline, started_in_worker
             deadline = loop.time() + limit
+            started_in_worker = True
+            if not moved.done():
+                moved.set_result(None)
 
         token = worker_ready.set(restart_clock)
         try:
@@ -68,7 +78,8 @@ async def run_within_limit(
         work = asyncio.create_task(run_tool(dispatch, tool, call, checked, ctx, started))
     try:
         while not work.done() and (remaining := deadline - loop.time()) > 0:
-            await asyncio.wait((work,), timeout=remaining)
+            waits = (work,) if started_in_worker else (work, moved)
+            await asyncio.wait(waits, timeout=remaining, return_when=asyncio.FIRST_COMPLETED)
     except BaseException:  # the dispatch is cancelled: so is this call
         await stop_within_grace(work)
         raise
@@ -76,6 +87,13 @@ async def run_within_limit(
         return work.result()
     if ctx is not None:
         give_up(ctx)
+    if not started_in_worker:
+        await stop_within_grace(work)
+        raise ToolError(
+            f"tool {tool.name!r} was not started: no worker process could run it within "
+            f"{wait_bound:g} s (all were busy, or starting one took that long)",
+            code="tool.timeout",
+        )
     if threaded:
         await stop_within_grace(work)
         tail = "its thread was abandoned; the work may still complete in the background"

@@ -7,7 +7,13 @@ what comes back (progress, generator items, the result) into items on the caller
 loop. When the caller stops waiting (a timeout, a cancelled dispatch) the worker gets
 SIGTERM, then SIGKILL after :data:`KILL_GRACE_S`, and a fresh one is started in its slot; a
 worker that dies by itself (a segfault, the OOM killer, ``os._exit``) fails only the
-call it was running.
+call it was running. Each worker leads a process group of its own, and those signals go
+to the whole group: a tool's child processes never outlive its worker, and a forked child
+that holds the worker's pipe cannot keep a dead worker's call open.
+
+A call's time limit starts when the worker says the tool is imported and starting
+(``worker_ready``); waiting for a worker, starting one and importing the tool's module
+have their own bound, ``start_timeout``.
 
 Workers are fresh interpreters (``python -c`` booting :mod:`tooling._worker`), talking
 over a socket pair of their own (a tool may print to stdout freely). Deliberately not
@@ -59,8 +65,9 @@ TERMINAL = frozenset({"result", "tool_error", "exception", "died"})
 
 _counter = itertools.count(1)
 
-#: Called (in the caller's context) once a call has its worker: the scheduler restarts the
-#: call's timeout there, so waiting for a worker or starting one is not counted.
+#: Called (in the caller's context) once the call's tool starts in its worker: the
+#: scheduler starts the call's time limit there, so waiting for a worker, starting one or
+#: importing the tool's module is not counted (``ProcessPool.start_timeout`` bounds those).
 worker_ready: ContextVar[Callable[[], None] | None] = ContextVar("worker_ready", default=None)
 
 
@@ -99,14 +106,23 @@ class ProcessPool:
     """Up to ``max_processes`` worker processes (default: the number of CPUs).
 
     Nothing starts until the first call. :meth:`shutdown` stops every worker.
+    ``start_timeout`` bounds how long a call with a time limit may wait for its tool to
+    start: for a free worker, a worker's start and the import of the tool's module.
     """
 
-    def __init__(self, max_processes: int | None = None, *, name: str = "tooling") -> None:
+    def __init__(
+        self,
+        max_processes: int | None = None,
+        *,
+        name: str = "tooling",
+        start_timeout: float = 60.0,
+    ) -> None:
         if max_processes is None:
             max_processes = os.cpu_count() or 1
         if max_processes < 1:
             raise ValueError("max_processes must be at least 1")
         self.max_processes = max_processes
+        self.start_timeout = start_timeout
         self._name = f"{name}-processes-{next(_counter)}"
         self._lock = threading.Lock()
         self._idle: list[_Worker] = []
@@ -135,8 +151,6 @@ class ProcessPool:
         """
         worker = await self._acquire()
         ready = worker_ready.get()
-        if ready is not None:
-            ready()
         loop = asyncio.get_running_loop()
         call = _Call(loop, asyncio.Queue(), progress)
         worker.call = call
@@ -146,6 +160,10 @@ class ProcessPool:
             while True:
                 message = await call.inbox.get()
                 kind = message["t"]
+                if kind == "started":
+                    if ready is not None:
+                        ready()
+                    continue
                 if kind in TERMINAL:
                     # A MemoryError may leave the worker's heap in a bad way: retire it.
                     healthy = kind != "died" and not (
@@ -213,7 +231,9 @@ class ProcessPool:
                     ],
                     pass_fds=(theirs.fileno(),),
                     stdin=subprocess.DEVNULL,
-                    start_new_session=True,  # the terminal's Ctrl-C is the host's to handle
+                    # A session and process group of its own: the terminal's Ctrl-C is
+                    # the host's to handle, and the worker's children can be stopped with it.
+                    start_new_session=True,
                 )
                 conn = Connection(ours.detach())
         except BaseException:
@@ -227,6 +247,9 @@ class ProcessPool:
             self._workers.add(worker)
         threading.Thread(
             target=self._read, args=(worker,), name=f"{self._name}-reader", daemon=True
+        ).start()
+        threading.Thread(
+            target=_watch, args=(worker,), name=f"{self._name}-watcher", daemon=True
         ).start()
         return worker
 
@@ -288,8 +311,7 @@ class ProcessPool:
             self._workers.discard(worker)
             with contextlib.suppress(ValueError):
                 self._idle.remove(worker)
-        with contextlib.suppress(ProcessLookupError, OSError):
-            worker.process.terminate()
+        _signal_group(worker, signal.SIGTERM)
         reaper = threading.Thread(
             target=_reap, args=(worker,), name=f"{self._name}-reaper", daemon=True
         )
@@ -345,14 +367,30 @@ def _wake(waiter: asyncio.Future[None], pool: ProcessPool) -> None:
 
 
 def _reap(worker: _Worker) -> None:
-    """Wait for a stopped worker to exit; SIGKILL it after the grace period."""
+    """Wait for a stopped worker to exit; after the grace period SIGKILL what is left of
+    its process group (the worker, if it lingers, and its children)."""
     process = worker.process
-    try:
+    with contextlib.suppress(subprocess.TimeoutExpired):
         process.wait(KILL_GRACE_S)
-    except subprocess.TimeoutExpired:
-        with contextlib.suppress(ProcessLookupError, OSError):
-            process.kill()
-        process.wait()
+    _signal_group(worker, signal.SIGKILL)
+    process.wait()
+
+
+def _watch(worker: _Worker) -> None:
+    """Once the worker has exited, however it ended, stop its children: one that holds
+    the worker's pipe would keep the reader from seeing that the worker is gone."""
+    worker.process.wait()
+    _signal_group(worker, signal.SIGKILL)
+
+
+def _signal_group(worker: _Worker, signum: int) -> None:
+    """Send ``signum`` to the worker's process group (it leads one: ``start_new_session``).
+
+    The group's id stays the worker's pid, and is not given to another process, while
+    any member lives; once none does, there is nothing to signal.
+    """
+    with contextlib.suppress(ProcessLookupError, PermissionError, OSError):
+        os.killpg(worker.pid, signum)
 
 
 def _exit_description(code: int | None) -> str:
