@@ -175,6 +175,7 @@ class CallIds:
     _count: int = 0
     _waiting: dict[str, deque[str]] = field(default_factory=dict)
     _order: dict[str, int] = field(default_factory=dict)
+    _answered: set[str] = field(default_factory=set)
 
     def for_call(self, call: FunctionCall) -> str:
         call_id = call.id
@@ -190,6 +191,22 @@ class CallIds:
         waiting = self._waiting.get(response.name)
         return waiting.popleft() if waiting else self._made_up()
 
+    def first_and_late(
+        self, responses: Iterable[FunctionResponse]
+    ) -> tuple[list[FunctionResponse], list[FunctionResponse]]:
+        """``responses`` split into first answers to their calls (in call order) and late
+        ones: a second answer to a call already answered in this history (a durable job's
+        result after its pending answer), which these APIs take only as text."""
+        first, late = [], []
+        for response in self.in_call_order(responses):
+            if response.id and response.id in self._answered:
+                late.append(response)
+            else:
+                first.append(response)
+                if response.id:
+                    self._answered.add(response.id)
+        return first, late
+
     def in_call_order(self, responses: Iterable[FunctionResponse]) -> list[FunctionResponse]:
         """``responses`` sorted by the order of their calls (unknown ids last, as given)."""
         rank = self._order
@@ -198,6 +215,16 @@ class CallIds:
     def _made_up(self) -> str:
         self._count += 1
         return f"gen_call_{self._count}"
+
+
+def late_text(response: FunctionResponse) -> str:
+    """A late answer (see :meth:`CallIds.first_and_late`) as a user text naming its call."""
+    job = response.response.get("job_id") if isinstance(response.response, dict) else None
+    where = f" (job {job})" if isinstance(job, str) else ""
+    return (
+        f"The result of your earlier call {response.id} to {response.name}{where} arrived: "
+        f"{response_text(response.response)}"
+    )
 
 
 def response_text(response: Mapping[str, Any]) -> str:

@@ -145,7 +145,8 @@ def _assistant(content: Content, ids: common.CallIds) -> dict[str, Any] | None:
 
 def _user(content: Content, ids: common.CallIds, messages: list[dict[str, Any]]) -> None:
     responses = [p.function_response for p in content.parts if p.function_response is not None]
-    for response in ids.in_call_order(responses):
+    first, late = ids.first_and_late(responses)
+    for response in first:
         texts = [common.response_text(response.response)]
         texts += [common.stand_in(i, p, _API) for i, p in enumerate(response.parts or ())]
         messages.append(
@@ -155,7 +156,7 @@ def _user(content: Content, ids: common.CallIds, messages: list[dict[str, Any]])
                 "content": "\n".join(texts),
             }
         )
-    parts: list[dict[str, Any]] = []
+    parts: list[dict[str, Any]] = [{"type": "text", "text": common.late_text(r)} for r in late]
     for index, part in enumerate(content.parts):
         if part.text is not None and not part.thought:
             parts.append({"type": "text", "text": part.text})

@@ -142,7 +142,8 @@ def _model_items(content: Content, ids: common.CallIds, items: list[dict[str, An
 
 def _user_items(content: Content, ids: common.CallIds, items: list[dict[str, Any]]) -> None:
     responses = [p.function_response for p in content.parts if p.function_response is not None]
-    for response in ids.in_call_order(responses):
+    first, late = ids.first_and_late(responses)
+    for response in first:
         items.append(
             {
                 "type": "function_call_output",
@@ -150,7 +151,9 @@ def _user_items(content: Content, ids: common.CallIds, items: list[dict[str, Any
                 "output": _output(response.response, response.parts or []),
             }
         )
-    parts: list[dict[str, Any]] = []
+    parts: list[dict[str, Any]] = [
+        {"type": "input_text", "text": common.late_text(r)} for r in late
+    ]
     for index, part in enumerate(content.parts):
         if part.text is not None and not part.thought:
             parts.append({"type": "input_text", "text": part.text})

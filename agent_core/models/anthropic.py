@@ -231,7 +231,9 @@ def _assistant_blocks(content: Content, ids: common.CallIds) -> list[dict[str, A
 
 def _user_blocks(content: Content, ids: common.CallIds) -> list[dict[str, Any]]:
     responses = [p.function_response for p in content.parts if p.function_response is not None]
-    blocks = [_tool_result(r, ids) for r in ids.in_call_order(responses)]
+    first, late = ids.first_and_late(responses)
+    blocks = [_tool_result(r, ids) for r in first]
+    blocks += [{"type": "text", "text": common.late_text(r)} for r in late]
     for index, part in enumerate(content.parts):
         if part.text and not part.thought:
             blocks.append({"type": "text", "text": part.text})
