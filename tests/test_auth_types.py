@@ -165,3 +165,22 @@ def test_auth_takes_an_auth_config_and_is_kept_on_the_tool() -> None:
     with pytest.raises(TypeError, match="AuthConfig"):
         FunctionTool(lambda: 1, name="x", auth={"type": "apiKey"})  # type: ignore[arg-type]
     assert repr(InMemoryCredentialService()) == "InMemoryCredentialService(0 keys)"
+
+
+def test_the_types_take_their_fields_positionally_as_the_docs_write_them() -> None:
+    client = OAuth2Client("app", "s", ("read",), "http://127.0.0.1/cb")
+    assert (client.client_id, client.scopes, client.redirect_uri) == (
+        "app",
+        ("read",),
+        "http://127.0.0.1/cb",
+    )
+    assert client.client_secret is not None and client.client_secret.get_secret_value() == "s"
+    assert ApiKeyScheme("X-Key", "query") == ApiKeyScheme(name="X-Key", location="query")
+    flow = ClientCredentialsFlow("https://t/token", ["a"])
+    config = AuthConfig(OAuth2Scheme(flow), OAuth2Client("c"))
+    assert config.scopes == ("a",)
+    assert BasicCredentials("ana", "pw").password.get_secret_value() == "pw"
+    with pytest.raises(TypeError, match="two values"):
+        ApiKey("a", value="b")
+    with pytest.raises(TypeError, match="at most 1"):
+        BearerToken("a", "b")

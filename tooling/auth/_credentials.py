@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, SecretStr, model_validator
 
-from ._schemes import AuthScheme, HttpScheme, OAuth2Scheme, OpenIdConnectScheme
+from ._schemes import AuthScheme, HttpScheme, OAuth2Scheme, OpenIdConnectScheme, positional
 
 __all__ = [
     "AccessToken",
@@ -31,6 +31,10 @@ __all__ = [
 
 class _Model(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
+
+    def __init__(self, *args: Any, **data: Any) -> None:
+        positional(type(self), args, data)
+        super().__init__(**data)
 
 
 class ApiKey(_Model):

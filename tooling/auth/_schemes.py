@@ -26,6 +26,18 @@ __all__ = [
 ]
 
 
+def positional(model: type[BaseModel], args: tuple[Any, ...], data: dict[str, Any]) -> None:
+    """Put positional ``args`` into ``data`` under the model's field names, in order
+    (``type``, a scheme's tag, is never positional): ``ApiKey("k")``, as in the docs."""
+    names = [n for n in model.model_fields if n != "type"]
+    if len(args) > len(names):
+        raise TypeError(f"{model.__name__} takes at most {len(names)} positional arguments")
+    for name, value in zip(names, args, strict=False):
+        if name in data:
+            raise TypeError(f"{model.__name__} got two values for {name!r}")
+        data[name] = value
+
+
 class _Model(BaseModel):
     model_config = ConfigDict(
         frozen=True,
@@ -34,6 +46,10 @@ class _Model(BaseModel):
         alias_generator=to_camel,
         serialize_by_alias=False,
     )
+
+    def __init__(self, *args: Any, **data: Any) -> None:
+        positional(type(self), args, data)
+        super().__init__(**data)
 
 
 def _scope_map(value: Any) -> Any:
