@@ -4,8 +4,9 @@
     python benchmarks/bench_jobs.py --quick    # fewer runs and jobs
 
 1. A run whose model calls a durable tool (the job committed, the call answered
-   "pending", the model's reply stored), p50/p95 over 100 runs on SQLite sessions and jobs; the baseline in the
-   same run is the same turn calling a plain long-running tool (no job). Goal: p95 ≤ 50 ms.
+   "pending", the model's reply stored), p50/p95 over 100 runs on SQLite sessions and
+   jobs; the baseline in the same run is the same run calling a plain long-running tool
+   (no job). Goal: p95 ≤ 50 ms.
 2. Takeover: a worker process SIGKILLed mid-run (lease 0.5 s); a second worker, already
    polling, settles the job; the time from the kill to the job's delivery. Goal ≤ lease + 1 s.
 3. 4 job loops sharing one PostgreSQL store (4 jobs at once each) run 400 jobs of 50 ms;
@@ -124,11 +125,9 @@ async def bench_takeover(folder: Path) -> list[str]:
     from _job_worker import agent
 
     db, effects = folder / "shop.db", folder / "effects.txt"
+    call = {"name": "charge", "args": {"order": "o1"}, "id": "c1"}
     front = Runner(
-        agent(ScriptedModel([
-            {"role": "model", "parts": [{"functionCall": {"name": "charge", "args": {"order": "o1"}, "id": "c1"}}]},
-            "ok",
-        ])),
+        agent(ScriptedModel([{"role": "model", "parts": [{"functionCall": call}]}, "ok"])),
         app_name="shop",
         session_service=SqliteSessionService(db),
         run_jobs=False,
