@@ -146,6 +146,22 @@ def test_parameters_schema_says_exactly_what_the_signature_says(sig: Sig) -> Non
         p.node.check(back, p.default, f"default of {p.name}")
 
 
+async def test_declaring_a_tool_makes_no_arguments_model_its_first_call_does() -> None:
+    class Point(BaseModel):
+        x: int
+
+    def place(where: Point, tags: list[str] | None = None, copies: int = 1) -> int:
+        """Place copies of a thing."""
+        return copies
+
+    t = tool(place)
+    assert t.parameters_json_schema["required"] == ["where"]
+    assert t.to_openai()["function"]["name"] == "place"
+    assert t.spec.model.model is None
+    assert await t.run({"where": {"x": 1}, "copies": 2}) == {"result": 2}
+    assert t.spec.model.model is t.args_model
+
+
 def test_a_default_pydantic_cannot_describe_is_refused_naming_the_parameter() -> None:
     # pydantic's model_json_schema raises KeyError for a default holding {"$ref": "x"};
     # the signatures above avoid such defaults (showable_default), this pins the outcome.
@@ -161,6 +177,18 @@ def test_a_default_pydantic_cannot_describe_is_refused_naming_the_parameter() ->
 
 
 # -- b. valid values pass the schema and reach the function ----------------------------------------
+
+
+@given(sig=signatures())
+def test_the_parameters_schema_is_the_arguments_models_own_key_for_key(sig: Sig) -> None:
+    # Declaring describes the parameters without the model (which is made on first use):
+    # the schema is the one the model gives, in the same order, with the same $defs.
+    from tooling._function.schema import parameters_schema
+
+    t, _ = _tool(sig)
+    described = t.parameters_json_schema
+    from_model = parameters_schema(t.args_model)
+    assert json.dumps(described) == json.dumps(from_model)
 
 
 @given(sig=signatures(), data=st.data())

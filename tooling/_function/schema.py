@@ -17,7 +17,7 @@ from .._types import Blob, FileRef
 __all__: list[str] = []
 
 
-class _ArgsSchemaGenerator(GenerateJsonSchema):
+class ArgsSchemaGenerator(GenerateJsonSchema):
     """Pydantic's generator, with plain JSON defaults written as they are.
 
     Pydantic builds a ``TypeAdapter`` to encode each default; for the ``str``/``int``/
@@ -48,7 +48,7 @@ def _plain_json(value: Any, depth: int = 0) -> bool:
 def parameters_schema(args_model: type[BaseModel]) -> dict[str, Any]:
     """Validation-mode schema of the arguments (draft 2020-12), root closed, no titles."""
     schema = strip_titles(
-        args_model.model_json_schema(mode="validation", schema_generator=_ArgsSchemaGenerator)
+        args_model.model_json_schema(mode="validation", schema_generator=ArgsSchemaGenerator)
     )
     schema["additionalProperties"] = False
     schema.setdefault("properties", {})

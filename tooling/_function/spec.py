@@ -2,9 +2,10 @@
 
 The steps, each a small function below: resolve the annotations; split off the injected
 context; settle each parameter's description (``Field`` > ``Annotated[T, "text"]`` >
-docstring) and record disagreements; build the pydantic arguments model; check the
-defaults against it; derive the parameters and response schemas (``typing.Self`` is the
-class of a method; a return type without a schema gives none, with a diagnostic).
+docstring) and record disagreements; describe the parameters and check their defaults
+(``args_model.py``: the pydantic arguments model itself is made on first use); derive
+the response schema (``typing.Self`` is the class of a method; a return type without a
+schema gives none, with a diagnostic).
 """
 
 from __future__ import annotations
@@ -25,13 +26,14 @@ from collections.abc import (
 from dataclasses import dataclass
 from typing import Annotated, Any, Union, get_args, get_origin
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
+from pydantic import BaseModel, Field
 from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 
 from .._types import Diagnostic, ToolResult
+from .args_model import ArgsModel, describe_parameters
 from .docstrings import parse_docstring
-from .schema import parameters_schema, response_schema
+from .schema import response_schema
 from .target import CONTEXT_PARAM_NAME, Target
 
 __all__: list[str] = []
@@ -71,14 +73,27 @@ class ToolSpec:
     description: str
     parameters: tuple[ParameterSpec, ...]
     context_parameter: str | None
-    args_model: type[BaseModel]
+    #: The arguments model, made when a call is first checked (declaring needs none).
+    model: ArgsModel
     parameters_json_schema: dict[str, Any]
     response_json_schema: dict[str, Any] | None
     diagnostics: tuple[Diagnostic, ...]
     #: True when the validated model's fields can be passed straight as keyword arguments.
     plain_keywords: bool
-    #: ``args_model.__pydantic_validator__``, looked up once (the hot path calls it).
-    validator: Any = None
+
+    @property
+    def args_model(self) -> type[BaseModel]:
+        """The pydantic model the arguments are validated with (made on first use)."""
+        cell = self.model
+        if cell.model is None:
+            cell.build()
+        assert cell.model is not None
+        return cell.model
+
+    @property
+    def validator(self) -> Any:
+        """``args_model.__pydantic_validator__`` (the model is made on first use)."""
+        return self.model.validator or self.model.build()
 
     @property
     def parameter_names(self) -> tuple[str, ...]:
@@ -195,8 +210,9 @@ def build_spec(
                 )
             )
 
-    args_model = _build_model(target, fields)
-    _check_defaults(target, args_model, defaults_to_check)
+    parameters_json_schema, args_model = describe_parameters(
+        target, fields, params, defaults_to_check
+    )
 
     text = description if description is not None else docstring.description
     if long_running:
@@ -212,12 +228,11 @@ def build_spec(
         description=text,
         parameters=tuple(params),
         context_parameter=context_parameter,
-        args_model=args_model,
-        parameters_json_schema=_parameters_schema(target, args_model, fields, params),
+        model=ArgsModel(target, fields, args_model),
+        parameters_json_schema=parameters_json_schema,
         response_json_schema=response_json_schema,
         diagnostics=tuple(diagnostics),
         plain_keywords=all(p.field == p.name and not p.positional_only for p in params),
-        validator=args_model.__pydantic_validator__,
     )
 
 
@@ -374,68 +389,6 @@ def _settle_description(
                 )
             )
     return chosen
-
-
-def _build_model(target: Target, fields: dict[str, Any]) -> type[BaseModel]:
-    config = ConfigDict(extra="forbid", protected_namespaces=(), populate_by_name=False)
-    try:
-        return create_model(
-            f"{target.name}_arguments",
-            __config__=config,
-            __module__=getattr(target.source, "__module__", None) or __name__,
-            **fields,
-        )
-    except Exception as exc:
-        culprit = _unsupported_field(fields)
-        where = f"parameter {culprit!r}" if culprit else "its parameters"
-        raise TypeError(
-            f"tool {target.qualname}: cannot build a schema for {where}: {exc}"
-        ) from exc
-
-
-def _unsupported_field(fields: dict[str, Any]) -> str | None:
-    from pydantic import TypeAdapter
-
-    for name, (annotation, _) in fields.items():
-        try:
-            TypeAdapter(annotation)
-        except Exception:
-            return name
-    return None
-
-
-def _parameters_schema(
-    target: Target, model: type[BaseModel], fields: dict[str, Any], params: list[ParameterSpec]
-) -> dict[str, Any]:
-    try:
-        return parameters_schema(model)
-    except Exception as exc:  # pydantic fails on some defaults, e.g. one holding {"$ref": "x"}
-        culprit = None
-        for param in params:
-            try:
-                create_model("probe", **{param.field: fields[param.field]}).model_json_schema()
-            except Exception:
-                culprit = param.name
-                break
-        where = f"parameter {culprit!r}" if culprit else "its parameters"
-        raise TypeError(
-            f"tool {target.qualname}: cannot build a JSON schema for {where}: "
-            f"{type(exc).__name__}: {exc}"
-        ) from exc
-
-
-def _check_defaults(target: Target, model: type[BaseModel], defaults: dict[str, Any]) -> None:
-    if not defaults:
-        return
-    try:
-        model.model_validate(defaults)
-    except ValidationError as exc:
-        for error in exc.errors():
-            if error["type"] != "missing" and error["loc"] and error["loc"][0] in defaults:
-                raise TypeError(
-                    f"tool {target.qualname}: the default of parameter {error['loc'][0]!r} "
-                    f"does not match its annotation: {error['msg']}"
-                ) from exc
 
 
 _GENERATOR_ORIGINS = (Generator, Iterator, Iterable, AsyncGenerator, AsyncIterator, AsyncIterable)
