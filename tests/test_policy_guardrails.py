@@ -222,3 +222,22 @@ async def test_each_verdict_is_a_span_event(spans: Any) -> None:
     ]
     assert verdicts == [("input", "allowed"), ("input", "rejected")]
     assert span.attributes["error.type"] == "tool.rejected"
+
+
+async def test_the_mcp_server_announces_a_list_change_when_scopes_are_granted() -> None:
+    server = StdioServer(sys.executable, [str(ROOT / "tests" / "_mcp_policy_server.py")], cwd=ROOT)
+    toolset = McpToolset(server)
+    try:
+        listed = {t.name for t in await toolset.get_tools()}
+        assert listed == {"read_file", "grant_admin"}
+        grant = next(t for t in await toolset.get_tools() if t.name == "grant_admin")
+        assert await grant.run({}) == {"result": "granted"}
+        deadline = time.monotonic() + 20
+        while toolset._tools is not None and time.monotonic() < deadline:
+            await asyncio.sleep(0.05)
+        assert toolset._tools is None  # the server said its list changed
+        relisted = {t.name: t for t in await toolset.get_tools()}
+        assert set(relisted) == {"read_file", "grant_admin", "drop_table"}
+        assert await relisted["drop_table"].run({"name": "old"}) == {"result": "old"}
+    finally:
+        await toolset.close()

@@ -44,6 +44,13 @@ class Scheduler:
     (an agent loop's, across turns; they stay their owner's to shut down); ``hooks`` are
     callbacks around each call. ``credential_service`` stores the credentials of tools
     with ``auth=`` (in memory by default; a context's own ``credential_service`` wins).
+
+    Tool policies apply to every call: guardrails, retries, per-run call limits and
+    result cuts. ``budget`` (a ``tooling.integration.RunBudget``) is a run's counts shared
+    by several dispatches, as an agent loop keeps one per run; without it each dispatch
+    counts on its own. A tool may be called by a name a provider was given for it (see
+    ``tooling.integration.provider_name``); two tools one provider would see under one
+    name are an error here.
     """
 
     def __init__(
