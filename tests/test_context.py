@@ -11,19 +11,23 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tooling._context import (
-    MAX_PROGRESS_CHUNK_BYTES,
-    PROGRESS_TRUNCATED,
+from tooling import (
+    Blob,
+    MemoryHit,
     ReadonlyContext,
     SimpleToolContext,
     ToolActions,
     ToolContext,
+    ToolProgress,
+)
+from tooling._context import (
+    MAX_PROGRESS_CHUNK_BYTES,
+    PROGRESS_TRUNCATED,
     artifact_blob,
     auth_config_key,
     cut_utf8,
 )
 from tooling._state import State
-from tooling._types import Blob, MemoryHit, ToolProgress
 
 # -- State ---------------------------------------------------------------------------------
 

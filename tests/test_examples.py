@@ -177,3 +177,14 @@ def test_a_prepare_hook_runs_before_the_first_prompt(tmp_path: Path) -> None:
         )
     replay = asyncio.run(play(folder))
     assert replay.session.state["seeded"] == 1
+
+
+def test_the_docs_index_names_every_example_agent() -> None:
+    index = (ROOT / "docs" / "index.md").read_text()
+    section = index.split("## Examples", 1)[1].split("\n## ", 1)[0]
+    agents = sorted(p.name for p in EXAMPLES.iterdir() if (p / "agent.py").is_file())
+    missing = [name for name in agents if f"`{name}`" not in section]
+    assert missing == []
+    # No count to go stale as examples are added.
+    words = ("eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen")
+    assert not any(word in section for word in words)

@@ -29,11 +29,10 @@ from hypothesis import strategies as st
 from mcp import types as mcp_types
 from pydantic import BaseModel, Field, create_model
 
+from tooling import BaseTool, Diagnostic
 from tooling import _jsonschema as ops
 from tooling import _schema_rewrites as rewrites
-from tooling._base import BaseTool
 from tooling._export import anthropic, gemini, mcp, openai
-from tooling._types import Diagnostic
 
 # -- helpers ------------------------------------------------------------------------------
 

@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 from google.genai import types
 
-from agent_core._content import Content, FunctionCall, FunctionResponse, Part
+from agent_core import Content, FunctionCall, FunctionResponse, Part
 from agent_core.models.base import LlmRequest, LlmResponse
 from agent_core.models.gemini import (
     GeminiModel,

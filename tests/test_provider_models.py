@@ -21,8 +21,16 @@ from typing import Any
 
 import pytest
 
-from agent_core import Agent, Event, RunConfig, Runner
-from agent_core._content import Content, FunctionCall, FunctionResponse, Part
+from agent_core import (
+    Agent,
+    Content,
+    Event,
+    FunctionCall,
+    FunctionResponse,
+    Part,
+    RunConfig,
+    Runner,
+)
 from agent_core.models.anthropic import AnthropicModel
 from agent_core.models.base import BaseLlm, LlmRequest, LlmResponse
 from agent_core.models.gemini import GeminiModel

@@ -407,3 +407,22 @@ def test_import_tooling_and_declaring_a_tool_do_not_import_asyncio() -> None:
         [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
     )
     assert result.stdout.splitlines() == ["[]", "{'result': 3}"]
+
+
+def test_tests_import_public_names_from_the_packages() -> None:
+    """A test uses a public name as a user does (``from agent_core import Event``), so
+    moving a private module never goes unnoticed by the surface, nor hides behind it."""
+    import ast
+
+    public = {p: set(importlib.import_module(p).__all__) for p in ("tooling", "agent_core")}
+    found = []
+    for path in sorted((ROOT / "tests").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not isinstance(node, ast.ImportFrom) or not node.module or node.level:
+                continue
+            top = node.module.split(".")[0]
+            if top in public and "._" in node.module:
+                names = [a.name for a in node.names if a.name in public[top]]
+                if names:
+                    found.append(f"{path.name}:{node.lineno} {node.module} {names}")
+    assert found == []

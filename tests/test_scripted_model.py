@@ -11,9 +11,7 @@ from typing import Any
 
 import pytest
 
-from agent_core import Agent, Runner
-from agent_core._content import Content, FunctionCall, Part
-from agent_core._events import Event
+from agent_core import Agent, Content, Event, FunctionCall, Part, Runner
 from agent_core.models.base import LlmRequest, LlmResponse
 from agent_core.models.scripted import ScriptedModel, ScriptExhausted, load_replay, replay_message
 from tooling import Blob, tool
@@ -301,9 +299,22 @@ async def test_streaming_a_function_call_turn_gives_one_response() -> None:
             {"error_code": "500", "error_message": "boom"},
         ]
     )
-    for _ in range(3):
-        [response] = await ask(model, stream=True)
-        assert response.partial is False
+    # A turn holding a call is one final response even when streaming: no partial
+    # pieces of text, the call whole, the parts in their order.
+    [first] = await ask(model, stream=True)
+    assert first.partial is False and first.error_code is None
+    assert first.content == Content(
+        "model", [Part(function_call=FunctionCall(id=None, name="is_even", args={"number": 4}))]
+    )
+    [second] = await ask(model, stream=True)
+    assert second.partial is False
+    assert second.content is not None
+    assert [p.text for p in second.content.parts] == ["Checking. ", None]
+    call = second.content.parts[1].function_call
+    assert call is not None and (call.name, call.args) == ("is_even", {"number": 5})
+    [third] = await ask(model, stream=True)
+    assert third.partial is False and third.content is None
+    assert (third.error_code, third.error_message) == ("500", "boom")
 
 
 async def test_without_stream_a_text_turn_is_one_response() -> None:

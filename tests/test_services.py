@@ -9,8 +9,7 @@ from typing import Any
 
 import pytest
 
-from agent_core._content import Content, Part
-from agent_core._events import Event
+from agent_core import Content, Event, Part
 from agent_core.services.artifacts import InMemoryArtifactService, SqliteArtifactService
 from agent_core.services.base import BaseArtifactService
 from agent_core.services.memory import InMemoryMemoryService

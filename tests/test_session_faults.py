@@ -21,6 +21,8 @@ from _pg_server import PgServer, find_bindir
 
 from agent_core import (
     Agent,
+    Event,
+    EventActions,
     Part,
     RunConfig,
     Runner,
@@ -28,7 +30,6 @@ from agent_core import (
     Session,
     session_service_from_url,
 )
-from agent_core._events import Event, EventActions
 from agent_core.sessions.base import SessionStoreError
 from tooling import ToolContext
 

@@ -16,6 +16,8 @@ import pytest
 
 from agent_core import (
     Agent,
+    Event,
+    EventActions,
     InMemorySessionService,
     Part,
     RunConfig,
@@ -24,7 +26,6 @@ from agent_core import (
     SessionExistsError,
     SqliteSessionService,
 )
-from agent_core._events import Event, EventActions
 from agent_core.sessions.base import BaseSessionService, SessionBusyError
 from tooling import ToolContext
 

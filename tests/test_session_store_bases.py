@@ -10,9 +10,7 @@ from typing import Any
 
 import pytest
 
-from agent_core import Agent, Runner, ScriptedModel
-from agent_core._content import Content, Part
-from agent_core._events import Event, EventActions
+from agent_core import Agent, Content, Event, EventActions, Part, Runner, ScriptedModel
 from agent_core.services.base import ArtifactKey, BaseArtifactService
 from agent_core.sessions.base import BaseSessionService, Session, SessionExistsError
 from agent_core.sessions.memory import InMemorySessionService

@@ -11,8 +11,7 @@ from typing import Any
 
 import pytest
 
-from agent_core._content import Content, Part
-from agent_core._events import Event, EventActions
+from agent_core import Content, Event, EventActions, Part
 from agent_core.sessions.base import BaseSessionService
 from agent_core.sessions.memory import InMemorySessionService
 from agent_core.sessions.sqlite import SqliteSessionService

@@ -21,12 +21,14 @@ import pytest
 
 from agent_core import (
     Agent,
+    Content,
     Event,
+    FunctionResponse,
+    Part,
     Runner,
     ScriptedModel,
     SqliteSessionService,
 )
-from agent_core._content import Content, FunctionResponse, Part
 from agent_core.models.base import BaseLlm, LlmRequest
 from agent_core.models.gemini import GeminiModel
 from tests._providers import DIALECTS, MODEL, Dialect, FakeServer, serving

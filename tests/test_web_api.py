@@ -22,9 +22,16 @@ from typing import Any
 
 import pytest
 
-from agent_core import Agent, Event, Runner, ScriptedModel, SqliteSessionService
-from agent_core._content import Content, Part
-from agent_core._events import EventActions
+from agent_core import (
+    Agent,
+    Content,
+    Event,
+    EventActions,
+    Part,
+    Runner,
+    ScriptedModel,
+    SqliteSessionService,
+)
 from agent_core.web import serve
 from tooling import tool
 from tooling.web import WebServer, serve_tools

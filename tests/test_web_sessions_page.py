@@ -12,15 +12,15 @@ from _browser import browser_fixture, page_fixture, ready, run_async, screenshot
 
 from agent_core import (
     Agent,
+    Content,
     Event,
+    EventActions,
     InMemorySessionService,
     Part,
     Runner,
     ScriptedModel,
     SqliteSessionService,
 )
-from agent_core._content import Content
-from agent_core._events import EventActions
 from agent_core.web import serve
 from tooling import tool
 
