@@ -10,7 +10,10 @@ The modules, by concern::
 
     _document    reading a spec (dict, JSON, YAML, path), its version, $ref resolution
     _schemas     OpenAPI schemas to JSON Schema ($defs for recursive models, nullable)
+    _naming      tool and argument names
+    _media       media types, request bodies, the answer's schema
     _operations  one operation to one tool's plan: name, arguments, schemas, flags
+    _fastcheck   a fast exact check of simple arguments (jsonschema for the rest)
     _requests    arguments to a request that reaches only the operation's own URL
     _security    credentials for an operation's security requirements
     _answers     HTTP answers to response dicts and errors

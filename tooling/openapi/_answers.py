@@ -20,7 +20,8 @@ from typing import TYPE_CHECKING, Any, Final
 
 from .._errors import ToolError
 from .._types import Blob
-from ._operations import OperationPlan, is_json_media_type
+from ._media import is_json_media_type
+from ._operations import OperationPlan
 
 if TYPE_CHECKING:
     import httpx2

@@ -18,6 +18,14 @@ from typing import Any, Final, Literal
 
 from .._types import Diagnostic
 from ._document import Document, SpecError, pointer
+from ._media import (
+    BodyKind,
+    answer_schema,
+    choose_body,
+    is_json_media_type,
+    object_properties,
+)
+from ._naming import argument_name, number_duplicates, tool_name
 from ._schemas import JSONSchema, RefGraph, SchemaConverter
 
 __all__: list[str] = []
@@ -26,11 +34,8 @@ METHODS: Final = ("get", "put", "post", "delete", "options", "head", "patch", "t
 _SAFE_METHODS: Final = frozenset({"get", "head", "options"})
 # Header parameters OpenAPI says are ignored (the request sets them itself).
 _IGNORED_HEADERS: Final = frozenset({"accept", "content-type", "authorization"})
-_ARGUMENT_NAME: Final = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
-_FORM: Final = "application/x-www-form-urlencoded"
 
 Location = Literal["path", "query", "header", "cookie", "body", "body_property"]
-BodyKind = Literal["json", "form", "text"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,69 +93,6 @@ class OperationPlan:
     @property
     def label(self) -> str:
         return f"{self.method.upper()} {self.path}"
-
-
-# -- names -------------------------------------------------------------------------------
-
-
-def snake_case(text: str) -> str:
-    """``listPets`` -> ``list_pets``; ``getHTTPResponse`` -> ``get_http_response``;
-    characters outside ``[A-Za-z0-9_]`` become ``_``."""
-    text = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", text)
-    text = re.sub(r"([A-Z]+)([A-Z][a-z])", r"\1_\2", text)
-    text = re.sub(r"[^A-Za-z0-9]+", "_", text)
-    return re.sub(r"_+", "_", text).strip("_").lower()
-
-
-def tool_name(operation_id: str | None, method: str, path: str) -> str:
-    """The tool's name before duplicates are numbered (at most 64 characters)."""
-    name = snake_case(operation_id) if operation_id else ""
-    if not name:
-        name = snake_case(f"{method} {path}") or method
-    if not (name[0].isalpha() or name[0] == "_"):
-        name = f"op_{name}"
-    return name[:64].rstrip("_") or method
-
-
-def number_duplicates(names: list[str]) -> list[str]:
-    """``["a", "a", "b"]`` -> ``["a", "a_2", "b"]`` (each result unique, ≤ 64 chars)."""
-    out: list[str] = []
-    taken: set[str] = set()
-    for name in names:
-        candidate, number = name, 2
-        while candidate in taken:
-            suffix = f"_{number}"
-            candidate = name[: 64 - len(suffix)] + suffix
-            number += 1
-        taken.add(candidate)
-        out.append(candidate)
-    return out
-
-
-def _argument_name(name: str) -> str:
-    if _ARGUMENT_NAME.fullmatch(name):
-        return name
-    return re.sub(r"[^A-Za-z0-9_.-]", "_", name)[:64] or "_"
-
-
-# -- media types ---------------------------------------------------------------------------
-
-
-def is_json_media_type(media_type: str) -> bool:
-    """``application/json``, ``application/problem+json``, ``...; charset=utf-8``."""
-    essence = media_type.split(";", 1)[0].strip().lower()
-    return essence == "application/json" or (
-        essence.startswith("application/") and essence.endswith("+json")
-    )
-
-
-def _is_text_media_type(media_type: str) -> bool:
-    essence = media_type.split(";", 1)[0].strip().lower()
-    return (
-        essence.startswith("text/")
-        or essence in ("application/xml", "*/*")
-        or (essence.startswith("application/") and essence.endswith("+xml"))
-    )
 
 
 # -- the plan of every operation -----------------------------------------------------------
@@ -327,7 +269,7 @@ class _OperationBuilder:
         default_style = {"query": "form", "cookie": "form", "path": "simple", "header": "simple"}
         style = param.get("style", default_style[place])
         explode = param.get("explode", style == "form")
-        argument = self._unique(_argument_name(name), place)
+        argument = self._unique(argument_name(name), place)
         self.properties[argument] = schema
         if place == "path" or param.get("required") is True:
             self.required.append(argument)
@@ -356,7 +298,7 @@ class _OperationBuilder:
             raise SpecError(f"{self.owner}: the request body at {where} has no 'content' map")
         required = body.get("required") is True
         content: Mapping[str, Any] = body["content"]
-        chosen = _choose_body(content)
+        chosen = choose_body(content)
         if chosen is None:
             kinds = ", ".join(map(str, content)) or "none"
             message = (
@@ -387,7 +329,7 @@ class _OperationBuilder:
         else:
             schema = self.converter.convert(raw, at, "body")
         description = body.get("description")
-        flattened = _object_properties(schema, self.converter) if kind != "text" else None
+        flattened = object_properties(schema, self.converter) if kind != "text" else None
         if flattened is None or (kind == "json" and not flattened[0]):
             name = self._unique("body", "body")
             if isinstance(schema, dict) and isinstance(description, str) and description.strip():
@@ -399,7 +341,7 @@ class _OperationBuilder:
             return kind, media_type, required
         properties, names_required = flattened
         for prop, sub in properties.items():
-            name = self._unique(_argument_name(prop), "body")
+            name = self._unique(argument_name(prop), "body")
             self.properties[name] = sub
             if required and prop in names_required:
                 self.required.append(name)
@@ -434,84 +376,9 @@ class _OperationBuilder:
                     )
                     at = f"{where}/content/{pointer(str(media_type))[2:]}/schema"
                     found = converter.convert(media["schema"], at)
-                    schema = _answer_schema(found, converter.defs)
+                    schema = answer_schema(found, converter.defs)
                     break
         return schema, frozenset(media_types)
-
-
-def _choose_body(content: Mapping[str, Any]) -> tuple[BodyKind, str] | None:
-    media_types = [str(m) for m in content]
-    for media_type in media_types:
-        if is_json_media_type(media_type):
-            return "json", media_type
-    for media_type in media_types:
-        if media_type.split(";", 1)[0].strip().lower() == _FORM:
-            return "form", media_type
-    for media_type in media_types:
-        if _is_text_media_type(media_type):
-            return "text", media_type
-    return None
-
-
-def _object_properties(
-    schema: Any, converter: SchemaConverter
-) -> tuple[dict[str, Any], set[str]] | None:
-    """An object body's properties and its required names, or None for another body (an
-    array, a scalar, a ``oneOf``/``anyOf``, a free-form object...). ``allOf`` parts that
-    are all objects are merged; read-only properties (set by the server) are left out."""
-    schema = converter.resolve_local(schema)
-    if not isinstance(schema, dict):
-        return None
-    parts = [schema]
-    if "allOf" in schema:
-        parts = [converter.resolve_local(p) for p in schema["allOf"]]
-        rest = {k: v for k, v in schema.items() if k != "allOf"}
-        if set(rest) - {"type", "description", "title", "properties", "required"}:
-            return None
-        parts.append(rest)
-    properties: dict[str, Any] = {}
-    required: set[str] = set()
-    for part in parts:
-        if not isinstance(part, dict):
-            return None
-        if part.keys() & {"oneOf", "anyOf", "not", "$ref", "allOf", "if"}:
-            return None
-        kind = part.get("type", "object")
-        if kind != "object":
-            return None
-        for name, sub in (part.get("properties") or {}).items():
-            if isinstance(sub, dict) and sub.get("readOnly") is True:
-                continue
-            properties[name] = sub if name not in properties else {"allOf": [properties[name], sub]}
-        required.update(n for n in part.get("required") or () if isinstance(n, str))
-    return properties, required
-
-
-def _is_object(schema: Any, defs: dict[str, Any], depth: int = 0) -> bool:
-    """Whether every value ``schema`` allows is a JSON object (so it is sent as it is)."""
-    if isinstance(schema, dict) and isinstance(schema.get("$ref"), str) and depth < 8:
-        return _is_object(defs.get(schema["$ref"].removeprefix("#/$defs/")), defs, depth + 1)
-    if not isinstance(schema, dict):
-        return False
-    if schema.get("type") == "object" or ("properties" in schema and "type" not in schema):
-        return True
-    if isinstance(schema.get("allOf"), list):
-        return any(_is_object(p, defs, depth + 1) for p in schema["allOf"])
-    for key in ("anyOf", "oneOf"):
-        if isinstance(schema.get(key), list) and schema[key]:
-            return all(_is_object(p, defs, depth + 1) for p in schema[key])
-    return False
-
-
-def _answer_schema(schema: Any, defs: dict[str, Any]) -> JSONSchema:
-    """What the model receives: an object answer as it is, any other as ``{"result": ...}``."""
-    if _is_object(schema, defs):
-        out: JSONSchema = dict(schema)
-    else:
-        out = {"type": "object", "properties": {"result": schema}, "required": ["result"]}
-    if defs:
-        out["$defs"] = defs
-    return out
 
 
 def _security(value: Any, at: str) -> list[dict[str, list[str]]] | None:
