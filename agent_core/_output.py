@@ -45,10 +45,16 @@ class FinalResult(BaseTool):
     def check_arguments(self, args: Mapping[str, Any] | str | bytes) -> CheckedArguments:
         """The answer, validated by the output model (or ``tool.invalid_arguments``)."""
         try:
-            if isinstance(args, str | bytes):
-                answer = self.schema.model_validate_json(args)
-            else:
-                answer = self.schema.model_validate(dict(args))
+            try:
+                if isinstance(args, str | bytes):
+                    answer = self.schema.model_validate_json(args)
+                else:
+                    answer = self.schema.model_validate(dict(args))
+            except ValidationError as first:
+                retried = _without_default_nulls(self.schema, args, first)
+                if retried is None:
+                    raise
+                answer = retried
         except ValidationError as exc:
             details = error_details_from_validation(
                 exc.errors(include_url=False, include_context=False),
@@ -89,6 +95,39 @@ class FinalResult(BaseTool):
         return ToolResponse(
             id=call_id, name=self.name, response=dict(values), artifact=arguments.native
         )
+
+
+def _without_default_nulls(
+    schema: type[BaseModel], args: Mapping[str, Any] | str | bytes, error: ValidationError
+) -> BaseModel | None:
+    """The answer validated again without the nulls that mean "the default".
+
+    A strict-mode model (OpenAI's) sends null for every field it leaves out; where the
+    field has a default and its type takes no None, that null means the default. Only
+    fields of the answer itself are considered; None if nothing changes.
+    """
+    import json
+
+    if not any(e.get("input", 0) is None for e in error.errors()):
+        return None
+    data = json.loads(args) if isinstance(args, str | bytes) else dict(args)
+    if not isinstance(data, dict):
+        return None
+    dropped = {
+        key: value
+        for key, value in data.items()
+        if not (
+            value is None
+            and key in schema.model_fields
+            and not schema.model_fields[key].is_required()
+        )
+    }
+    if len(dropped) == len(data):
+        return None
+    try:
+        return schema.model_validate(dropped)
+    except ValidationError:
+        return None
 
 
 def parsed_answer(schema: type[BaseModel], text: str) -> tuple[BaseModel | None, str]:

@@ -92,3 +92,25 @@ async def test_other_text_is_sent_back_and_counted_against_the_run() -> None:
         RunConfig(max_model_calls=3),
     )
     assert len(model.requests) == 3 and events[-1].error_code == "agent.max_model_calls"
+
+
+class Trip(BaseModel):
+    """A trip."""
+
+    city: str
+    nights: int = 1
+
+
+async def test_a_strict_mode_models_nulls_mean_the_defaults() -> None:
+    # OpenAI's strict declarations make every field required and nullable: a model that
+    # leaves one out sends null, which means the default.
+    strict = Agent("a", ScriptedModel([]), output_schema=Trip).builtin_tools()[-1]
+    declared = strict.to_openai(strict=True)["function"]["parameters"]
+    assert declared["required"] == ["city", "nights"]
+    model = ScriptedModel([call("final_result", city="Rome", nights=None)])
+    events = await collect(Runner(Agent("a", model, output_schema=Trip), app_name="out"))
+    assert events[-1].output == Trip(city="Rome", nights=1)
+    model = ScriptedModel([call("final_result", city=None), "gave up"])
+    events = await collect(Runner(Agent("a", model, output_schema=Trip), app_name="out"))
+    bad = events[1].get_function_responses()[0].response
+    assert bad["error"]["code"] == "tool.invalid_arguments"
