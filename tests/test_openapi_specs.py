@@ -642,3 +642,61 @@ def test_a_malformed_keyword_is_ignored_with_a_diagnostic(schema: dict[str, Any]
     assert "openapi.invalid_schema" in [d.code for d in tool.diagnostics]
     value = {"x": "y"} if schema["type"] == "object" else ("5" if schema["type"] == "string" else 5)
     assert tool.check_arguments({"p": value}).values == {"p": value}  # checking works
+
+
+def _param_schema(version: str, schema: dict[str, Any], **components: Any) -> Any:
+    spec = minimal(
+        {
+            "/a": {
+                "get": {
+                    "operationId": "a",
+                    "parameters": [{"name": "p", "in": "query", "schema": schema}],
+                    "responses": ok(),
+                }
+            }
+        },
+        components={"schemas": components},
+    )
+    spec["openapi"] = version
+    (tool,) = tools(spec).values()
+    return tool.parameters_json_schema["properties"]["p"]
+
+
+def test_the_3_0_dialect_becomes_json_schema() -> None:
+    converted = _param_schema(
+        "3.0.3",
+        {
+            "type": "number",
+            "minimum": 0,
+            "exclusiveMinimum": True,
+            "maximum": 9,
+            "exclusiveMaximum": False,
+            "example": 3,
+            "x-internal": "yes",
+            "nullable": True,
+            "description": "a number",
+        },
+    )
+    assert converted == {
+        "anyOf": [{"type": "number", "exclusiveMinimum": 0, "maximum": 9}, {"type": "null"}],
+        "description": "a number",
+    }
+
+
+def test_3_1_schemas_stay_json_schema_and_ref_siblings_narrow() -> None:
+    assert _param_schema("3.1.0", {"type": ["string", "null"], "const": "x"}) == {
+        "type": ["string", "null"],
+        "const": "x",
+    }
+    described = _param_schema(
+        "3.1.0",
+        {"$ref": "#/components/schemas/Code", "description": "the code"},
+        Code={"type": "string", "pattern": "^[A-Z]+$"},
+    )
+    assert described == {"type": "string", "pattern": "^[A-Z]+$", "description": "the code"}
+    narrowed = _param_schema(
+        "3.1.0",
+        {"$ref": "#/components/schemas/Code", "maxLength": 3},
+        Code={"type": "string"},
+    )
+    assert narrowed == {"allOf": [{"type": "string"}, {"maxLength": 3}]}
