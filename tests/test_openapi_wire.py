@@ -34,6 +34,17 @@ async def _echo_app(scope: dict[str, Any], receive: Any, send: Any) -> None:
         "headers": {k.decode(): v.decode() for k, v in scope["headers"]},
         "body": body.decode(),
     }
+    if echoed["raw_path"].endswith("/hop"):
+        where = echoed["raw_path"].removesuffix("/hop") + "/landed"
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 302,
+                "headers": [(b"location", where.encode())],
+            }
+        )
+        await send({"type": "http.response.body", "body": b""})
+        return
     await send(
         {
             "type": "http.response.start",
@@ -236,3 +247,23 @@ def test_the_described_answer_types_are_asked_for(echo_url: str) -> None:
     (tool,) = tools(spec, base_url=echo_url).values()
     seen = asyncio.run(tool.run({}))
     assert seen["headers"]["accept"] == "application/json"
+
+
+def test_a_query_credential_is_sent_again_after_a_redirect(echo_url: str) -> None:
+    from tooling.auth import ApiKey
+
+    spec = _keyed_spec("query")
+    spec["paths"] = {"/hop": spec["paths"]["/x"]}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        toolset = OpenAPIToolset(spec, base_url=echo_url, auth=ApiKey(value="sekret-789"))
+
+    async def once() -> Any:
+        (tool,) = await toolset.get_tools()
+        try:
+            return await tool.run({"fail": 0})
+        finally:
+            await toolset.close()
+
+    seen = asyncio.run(once())
+    assert seen["raw_path"] == "/landed" and seen["query"] == "k=sekret-789"

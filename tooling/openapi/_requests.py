@@ -40,6 +40,8 @@ class RequestParts:
     headers: dict[str, str] = field(default_factory=dict)
     cookies: dict[str, str] = field(default_factory=dict)
     content: bytes | None = None
+    #: Query parameters that carry a credential (sent again after a redirect).
+    auth_query: list[tuple[str, str]] = field(default_factory=list)
 
 
 def _scalar(value: Any) -> str:

@@ -226,6 +226,7 @@ class SecuritySide:
         if carried.params:
             parts.query = [(k, v) for k, v in parts.query if k not in carried.params]
             parts.query.extend(carried.params.items())
+            parts.auth_query.extend(carried.params.items())
         for name, value in carried.headers.items():
             for existing in [k for k in parts.headers if k.lower() == name.lower()]:
                 del parts.headers[existing]

@@ -245,7 +245,7 @@ class RestApiTool(BaseTool):
                             "followed",
                             code="tool.failed",
                         )
-                    url, query = target, None
+                    url, query = target, parts.auth_query or None
                     if status == 303 or (status in (301, 302) and method not in ("GET", "HEAD")):
                         method, content = "GET", None
                         headers = {k: v for k, v in headers.items() if k != "Content-Type"}
