@@ -7,11 +7,16 @@ import os
 import sqlite3
 from pathlib import Path
 from types import ModuleType
+from typing import TYPE_CHECKING
 
 from tooling.integration import CliError
 
 from ._agent import Agent
-from ._service_urls import artifact_service_from_url, session_service_from_url
+from ._service_urls import (
+    artifact_service_from_url,
+    credential_service_from_url,
+    session_service_from_url,
+)
 from .models._names import KEY_VARIABLES, provider_of
 from .models.scripted import ReplayPrompt, ScriptedModel, load_replay
 from .services.artifacts import SqliteArtifactService
@@ -19,6 +24,9 @@ from .services.base import BaseArtifactService
 from .sessions.base import BaseSessionService
 from .sessions.memory import InMemorySessionService
 from .sessions.sqlite import SqliteSessionService
+
+if TYPE_CHECKING:
+    from tooling.auth import CredentialService
 
 __all__: list[str] = []
 
@@ -92,6 +100,21 @@ def artifact_service(where: str | None) -> BaseArtifactService | None:
     if "://" in where:
         return artifact_service_from_url(where)
     return SqliteArtifactService(where)
+
+
+def credential_service(where: str | None) -> CredentialService | None:
+    """Tools' credentials kept in the database ``where`` names (None: the runner's default,
+    in memory); encrypted when ``AGENT_CORE_CREDENTIAL_KEY`` is set."""
+    if where is None:
+        return None
+    try:
+        if "://" in where:
+            return credential_service_from_url(where)
+        from .services.credentials import SqliteCredentialService
+
+        return SqliteCredentialService(where)
+    except (sqlite3.Error, OSError, ValueError, ImportError) as exc:
+        raise CliError(f"cannot open credential database {where}: {exc}") from exc
 
 
 def use_replay(root: Agent, module: ModuleType, replay: Path) -> list[ReplayPrompt]:

@@ -44,7 +44,10 @@ Sessions
     In memory by default; ``--session-db URL`` keeps them (and artifacts) in a database:
     ``sqlite:///path``, ``postgresql://...`` or ``memory://``, or a plain path for a
     SQLite file. Running again with the same ``--session ID`` (and ``--user``) continues
-    the conversation, a pending confirmation included.
+    the conversation, a pending confirmation included. Tools' credentials (``auth=``)
+    are kept there too, or in ``--credential-db URL`` (encrypted when
+    ``AGENT_CORE_CREDENTIAL_KEY`` is set): a line on stdin answers a credential request
+    (the address the authorization sent the user back to, or an API key), never echoed.
 
 ``agent-core web FOLDER [--session-db URL] [--trace-db PATH] [--host H] [--port P]
 [--no-browser]`` serves the inspector (see ``agent_core.web``) and prints its URL.
@@ -83,6 +86,7 @@ from ._cli_jobs import add_job_commands
 from ._cli_support import (
     agent_key_variables,
     artifact_service,
+    credential_service,
     key_variables,
     read_replay,
     root_agent,
@@ -91,7 +95,7 @@ from ._cli_support import (
 )
 from ._content import Content, FunctionCall, Part
 from ._events import Event
-from ._invocation.requests import REQUEST_CONFIRMATION, UserRequest, Waiting
+from ._invocation.requests import REQUEST_CONFIRMATION, REQUEST_CREDENTIAL, UserRequest, Waiting
 from ._runner import RunConfig, Runner
 from .models._names import model_from_name
 from .models.scripted import ReplayPrompt, replay_message
@@ -260,6 +264,26 @@ def _structured(line: str) -> ReplayPrompt:
     return text
 
 
+def _credential_answer(
+    pending: Sequence[UserRequest], line: str
+) -> tuple[UserRequest, dict[str, str]] | None:
+    """A typed line as the answer to the first credential request from ``tooling.auth``
+    waiting: the redirect address after an authorization, or an API key or token."""
+    text = line.strip()
+    for request in pending:
+        if request.kind == "confirmation" or not text:
+            continue
+        config = request.auth_config
+        if isinstance(config.get("auth_uri"), str):
+            if text.startswith(("http://", "https://")):
+                return request, {"auth_response_uri": text}
+            continue
+        kind = config.get("kind")
+        if kind in ("api_key", "bearer"):
+            return request, {str(kind): text}
+    return None
+
+
 def _stdin_prompts() -> list[ReplayPrompt]:
     return [_structured(line) for line in sys.stdin.read().splitlines() if line.strip()]
 
@@ -325,8 +349,17 @@ class _Conversation:
         """Send one scripted or piped prompt; False when it cannot be played."""
         if isinstance(prompt, str):
             answer = prompt.strip().lower()
-            if answer in _YES + _NO and any(r.kind == "confirmation" for r in self.pending()):
+            pending = self.pending()
+            credential = _credential_answer(pending, prompt)
+            if answer in _YES + _NO and any(r.kind == "confirmation" for r in pending):
                 prompt = {"confirm": answer in _YES}
+            elif credential is not None:
+                request, reply = credential
+                if echo:
+                    self.out.user("[supplies a credential]")  # never echoed: it may be secret
+                part = Part.from_function_response(REQUEST_CREDENTIAL, reply, id=request.id)
+                self.send(Content("user", [part]))
+                return True
             else:
                 if echo:
                     self.out.user(prompt)
@@ -351,6 +384,13 @@ class _Conversation:
             if not self.play(queue.popleft()):
                 return
         left = self.pending()
+        for request in left:
+            uri = request.auth_config.get("auth_uri")
+            if request.kind != "confirmation" and isinstance(uri, str):
+                self.out.note(
+                    f"{request.tool_name} needs your authorization: open {uri} and give the "
+                    "address you are sent back to on stdin"
+                )
         if left:
             names = ", ".join(r.tool_name for r in left)
             self.out.note(
@@ -369,6 +409,24 @@ class _Conversation:
             self.play(_structured(line), echo=False)
             self.answer_pending()
 
+    def ask_credential(self, request: UserRequest) -> dict[str, str] | None:
+        """The user's answer to a credential request from ``tooling.auth``: the address
+        they were sent back to after authorizing, or the API key or token they type.
+        None when the request is not one this command can ask about, or no answer came."""
+        config = request.auth_config
+        name = request.tool_name
+        if isinstance(config.get("auth_uri"), str):
+            sys.stderr.write(f"{name} needs your authorization: open\n  {config['auth_uri']}\n")
+            question = "then paste the address you were sent back to: "
+        elif config.get("kind") in ("api_key", "bearer"):
+            what = "an API key" if config.get("kind") == "api_key" else "a token"
+            question = f"{name} needs {what}: "
+        else:
+            return None
+        line = _read_line(question, self.out.as_json)
+        found = _credential_answer([request], line) if line else None
+        return found[1] if found is not None else None
+
     def answer_pending(self) -> None:
         """Ask the user about each open request; resume with their answers."""
         while True:
@@ -377,7 +435,15 @@ class _Conversation:
             for request in requests:
                 name = request.tool_name
                 if request.kind != "confirmation":
-                    self.out.note(f"{name} needs a credential, which this command cannot supply")
+                    answer_to = self.ask_credential(request)
+                    if answer_to is None:
+                        self.out.note(
+                            f"{name} needs a credential, which this command cannot supply"
+                        )
+                        continue
+                    replies.append(
+                        Part.from_function_response(REQUEST_CREDENTIAL, answer_to, id=request.id)
+                    )
                     continue
                 hint = request.hint
                 if hint and hint != f"Confirm running {name}.":
@@ -451,12 +517,15 @@ def cmd_run(args: argparse.Namespace) -> int:
     config = RunConfig(granted_scopes=frozenset(args.scope or ()))
     # With a session database, artifacts are kept in the same database.
     artifacts = artifact_service(args.session_db)
+    # Tools' credentials (a pending authorization too) likewise, unless told otherwise.
+    credentials = credential_service(args.credential_db or args.session_db)
     runner = Runner(
         root,
         app_name=folder.resolve().name,
         session_service=service,
         artifact_service=artifacts,
         memory_service=InMemoryMemoryService(),
+        credential_service=credentials,
     )
     try:
         talk = _Conversation(runner, args.user, session_id, out, config, live)
@@ -520,6 +589,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument(
         "--session", metavar="ID", help="the session id (continue one with --session-db)"
+    )
+    run.add_argument(
+        "--credential-db",
+        metavar="URL",
+        help="keep tools' credentials here (default: with the sessions; encrypted when "
+        "AGENT_CORE_CREDENTIAL_KEY is set)",
     )
     run.add_argument("--user", default="user", metavar="USER", help="the user id (default: user)")
     run.add_argument("--json", action="store_true", help="print each event as one JSON line")
