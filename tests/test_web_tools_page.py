@@ -14,7 +14,9 @@ from typing import Any
 
 import pytest
 from _browser import ROOT, browser_fixture, page_fixture, ready, screenshot  # noqa: F401
+from pydantic import BaseModel
 
+from tooling import tool
 from tooling.cli import PROVIDERS, load_target
 from tooling.web import WebServer, serve_tools
 
@@ -328,3 +330,41 @@ def test_schedule_and_flags_are_shown(page, try_server) -> None:
         "[data-flags] [data-flag]", "els => els.map(e => e.dataset.flag)"
     )
     assert "require_confirmation" in flags and "destructive" in flags
+
+
+class Address(BaseModel):
+    city: str
+    zip_code: str | None = None
+
+
+class Order(BaseModel):
+    sku: str
+    quantity: int = 1
+    gift: bool
+    ship_to: Address
+
+
+@tool
+def place(order: Order) -> str:
+    """Place an order."""
+    return f"{order.quantity} x {order.sku} to {order.ship_to.city}"
+
+
+def test_a_model_argument_starts_from_a_skeleton_of_its_fields(page) -> None:
+    with serve_tools([place], title="orders") as server:
+        _open_tool(page, server, "place")
+        box = '[data-input="order"]'
+        assert page.get_attribute(box, "data-kind") == "json"
+        expected = {
+            "sku": "",
+            "quantity": 1,
+            "gift": False,
+            "ship_to": {"city": "", "zip_code": None},
+        }
+        assert json.loads(page.get_attribute(box, "data-skeleton")) == expected
+        page.focus(box)
+        assert json.loads(page.input_value(box)) == expected
+        filled = {**expected, "sku": "tea", "ship_to": {"city": "Oslo", "zip_code": None}}
+        page.fill(box, json.dumps(filled))
+        page.click("[data-submit]")
+        assert _result(page) == {"result": "1 x tea to Oslo"}

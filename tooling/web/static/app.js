@@ -379,6 +379,36 @@ function fieldKind(schema) {
   return { kind: "json", schema: s, optional };
 }
 
+// A JSON value shaped like the schema, for a box to start from: each property of an
+// object (references followed), its default when it has one, else an empty value.
+function skeleton(schema, defs, depth = 0) {
+  let s = schema || {};
+  if (depth > 6) return null;
+  if (typeof s.$ref === "string") {
+    const name = s.$ref.split("/").pop();
+    s = { ...((defs || {})[name] || {}), ...s, $ref: undefined };
+  }
+  if (s.default !== undefined) return s.default;
+  if (Array.isArray(s.enum) && s.enum.length) return s.enum[0];
+  const options = s.anyOf || s.oneOf;
+  if (Array.isArray(options) && options.length) {
+    const chosen = options.find((x) => x.type !== "null");
+    return chosen ? skeleton(chosen, defs, depth + 1) : null;
+  }
+  let type = Array.isArray(s.type) ? s.type.find((t) => t !== "null") : s.type;
+  if (!type && s.properties) type = "object";
+  if (type === "object") {
+    const out = {};
+    for (const [key, sub] of Object.entries(s.properties || {})) out[key] = skeleton(sub, defs, depth + 1);
+    return out;
+  }
+  if (type === "array") return [];
+  if (type === "string") return "";
+  if (type === "integer" || type === "number") return 0;
+  if (type === "boolean") return false;
+  return null;
+}
+
 const TryIt = {
   form(tool) {
     const params = tool.parameters || { properties: {} };
@@ -395,14 +425,19 @@ const TryIt = {
         input = el("select", {}, el("option", { value: "", text: "(not given)" }),
           el("option", { value: "true", text: "true" }), el("option", { value: "false", text: "false" }));
       } else if (kind === "json") {
-        input = el("textarea", { placeholder: "JSON" });
+        const shape = json(skeleton(schema, params.$defs), 0);
+        input = el("textarea", { placeholder: shape, dataset: { skeleton: shape } });
+        // An empty box starts from the skeleton of the value's fields when focused.
+        input.addEventListener("focus", () => {
+          if (!input.value.trim()) input.value = json(JSON.parse(shape));
+        });
       } else {
         input = el("input", { type: "text", inputmode: kind === "string" ? null : "decimal" });
       }
       input.dataset.input = name;
       input.dataset.kind = kind;
       input.setAttribute("aria-label", name);
-      if (s.default !== undefined && kind !== "enum" && kind !== "boolean") {
+      if (s.default !== undefined && kind !== "enum" && kind !== "boolean" && kind !== "json") {
         input.placeholder = "default " + JSON.stringify(s.default);
       }
       const hint = [schema.description, kind === "json" ? "JSON value" : null].filter(Boolean).join(" · ");
