@@ -362,8 +362,8 @@ def test_a_model_argument_starts_from_a_skeleton_of_its_fields(page) -> None:
             "ship_to": {"city": "", "zip_code": None},
         }
         assert json.loads(page.get_attribute(box, "data-skeleton")) == expected
-        page.focus(box)
-        assert json.loads(page.input_value(box)) == expected
+        assert json.loads(page.get_attribute(box, "placeholder")) == expected
+        assert page.input_value(box) == ""  # shown, not sent
         filled = {**expected, "sku": "tea", "ship_to": {"city": "Oslo", "zip_code": None}}
         page.fill(box, json.dumps(filled))
         page.click("[data-submit]")

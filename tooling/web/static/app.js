@@ -426,11 +426,8 @@ const TryIt = {
           el("option", { value: "true", text: "true" }), el("option", { value: "false", text: "false" }));
       } else if (kind === "json") {
         const shape = json(skeleton(schema, params.$defs), 0);
+        // The box shows the skeleton of the value's fields; an empty box sends nothing.
         input = el("textarea", { placeholder: shape, dataset: { skeleton: shape } });
-        // An empty box starts from the skeleton of the value's fields when focused.
-        input.addEventListener("focus", () => {
-          if (!input.value.trim()) input.value = json(JSON.parse(shape));
-        });
       } else {
         input = el("input", { type: "text", inputmode: kind === "string" ? null : "decimal" });
       }
