@@ -98,7 +98,7 @@ def _described(
     if required:
         root["required"] = required
     root["type"] = "object"
-    root = ArgsSchemaGenerator().sort(root)  # a model's schema is sorted the same way
+    root = _sorted(root)  # a model's schema is sorted the same way
     defs = definitions.get("$defs")
     if defs:
         root = {"$defs": defs, **root}
@@ -127,6 +127,17 @@ def _adapter(annotated: Any, annotation: Any) -> TypeAdapter[Any]:
         if isinstance(annotation, type) and issubclass(annotation, BaseModel):
             return TypeAdapter(annotated)
         raise _ModelOnly from None
+
+
+def _sorted(value: Any, parent_key: str | None = None) -> Any:
+    """``value`` sorted as pydantic sorts a schema (``GenerateJsonSchema.sort``): keys
+    alphabetically at every level, except the members of ``properties`` and ``default``."""
+    if isinstance(value, dict):
+        keys = value if parent_key in _UNSORTED else sorted(value)
+        return {key: _sorted(value[key], key) for key in keys}
+    if isinstance(value, list):
+        return [_sorted(item, parent_key) for item in value]
+    return value
 
 
 def build_model(target: Target, fields: Fields) -> type[BaseModel]:

@@ -27,13 +27,15 @@ def validate_arguments(tool_name: str, spec: ToolSpec, args: Args) -> BaseModel:
     Raises ``ToolError`` (``tool.invalid_arguments``, with pydantic-style details) for
     arguments over the size or nesting limit, not an object, or not valid.
     """
+    cell = spec.model
+    validator = cell.validator or cell.build()  # the model is made on first use
     try:
         if type(args) is dict:
             check_dict_bounds(args)
-            validated = spec.validator.validate_python(args)
+            validated = validator.validate_python(args)
         elif isinstance(args, str | bytes):
             check_text_bounds(args)
-            validated = spec.validator.validate_json(args)
+            validated = validator.validate_json(args)
         elif isinstance(args, Mapping):
             check_dict_bounds(args)
             validated = spec.args_model.model_validate(dict(args))
