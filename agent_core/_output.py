@@ -6,8 +6,9 @@ call with valid arguments is the final answer (the run stops there, as after
 ``state[output_key]`` as its JSON. Invalid arguments are answered like any tool's
 (``tool.invalid_arguments`` with details), so the model tries again, each try a call
 counted against the run's budget. A plain text answer that is the model's JSON is
-accepted too (what a provider's JSON mode gives); other text is sent back once per
-turn with what was wrong.
+accepted too; other text is sent back once per turn with what was wrong. When
+``final_result`` is the only tool offered, ``OpenAIModel`` asks for the answer in the
+API's JSON mode instead (a strict JSON schema); Gemini and Anthropic get the tool.
 """
 
 from __future__ import annotations
@@ -136,8 +137,16 @@ def parsed_answer(schema: type[BaseModel], text: str) -> tuple[BaseModel | None,
     if body.startswith("```"):
         body = body.strip("`").removeprefix("json").strip()
     try:
-        return schema.model_validate_json(body), ""
-    except ValidationError as exc:
+        try:
+            return schema.model_validate_json(body), ""
+        except ValidationError as first:
+            retried = _without_default_nulls(schema, body, first)
+            if retried is None:
+                raise
+            return retried, ""
+    except ValueError as exc:
+        if not isinstance(exc, ValidationError):
+            return None, "the answer is not JSON"
         problems = "; ".join(
             f"{'.'.join(map(str, e['loc'])) or '(answer)'}: {e['msg']}"
             for e in exc.errors(include_url=False)[:3]

@@ -4,11 +4,14 @@ back to the model. Scripted models; each test counts requests and tool runs."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
+import pytest
 from pydantic import BaseModel, Field
 
 from agent_core import Agent, Event, Part, RunConfig, Runner, ScriptedModel
+from tests._providers import ChatDialect, Dialect, FakeServer, ResponsesDialect, serving
 from tooling import tool
 
 
@@ -114,3 +117,40 @@ async def test_a_strict_mode_models_nulls_mean_the_defaults() -> None:
     events = await collect(Runner(Agent("a", model, output_schema=Trip), app_name="out"))
     bad = events[1].get_function_responses()[0].response
     assert bad["error"]["code"] == "tool.invalid_arguments"
+
+
+# -- OpenAI's JSON mode when the answer is the only tool ----------------------------------
+
+
+@pytest.fixture
+def api(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeServer]:
+    for var in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+    with serving() as fake:
+        yield fake
+
+
+@pytest.mark.parametrize("dialect", [ResponsesDialect(), ChatDialect()], ids=lambda d: d.name)
+async def test_without_other_tools_openai_is_asked_in_json_mode(
+    api: FakeServer, dialect: Dialect
+) -> None:
+    model = dialect.model(api)
+    try:
+        api.reply(dialect.turn(text='{"city": "Rome", "nights": null}'))
+        agent = Agent("a", model, output_schema=Trip, output_key="trip")
+        events = await collect(Runner(agent, app_name="out"))
+        body = api.requests[0]["body"]
+        assert "tools" not in body
+        if dialect.name == "openai-chat":
+            spec = body["response_format"]["json_schema"]
+            assert body["response_format"]["type"] == "json_schema"
+        else:
+            spec = body["text"]["format"]
+            assert spec["type"] == "json_schema"
+        assert spec["name"] == "final_result" and spec["strict"] is True
+        assert spec["schema"]["required"] == ["city", "nights"]
+        assert events[-1].output == Trip(city="Rome", nights=1)
+        assert events[-1].actions.state_delta["trip"] == {"city": "Rome", "nights": 1}
+    finally:
+        await model.aclose()  # type: ignore[attr-defined]

@@ -14,6 +14,7 @@ import weakref
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
+from .._output import FINAL_RESULT, FinalResult
 from . import _common as common
 from . import _openai_chat, _openai_responses
 from ._sdk_model import Assembler, SdkModel
@@ -78,9 +79,23 @@ class OpenAIModel(SdkModel["AsyncOpenAI"]):
         settings = common.read_settings(llm_request.config)
         common.warn_unused(self, settings, self._wire.SETTINGS, self.api)
         offered = common.offered_tools(llm_request.tools, settings)
+        answer = _json_mode(offered)
+        if answer is not None:  # the final answer only: the API's JSON mode gives it
+            offered = []
         body: dict[str, Any] = self._wire.build_request(
             llm_request, llm_request.model or self.model, settings, self._declare(offered)
         )
+        if answer is not None:
+            function = self._declare([answer])[0]["function"]
+            spec = {
+                "name": FINAL_RESULT,
+                "schema": function["parameters"],
+                "strict": function["strict"],
+            }
+            if self.api == "chat":
+                body["response_format"] = {"type": "json_schema", "json_schema": spec}
+            else:
+                body["text"] = {"format": {"type": "json_schema", **spec}}
         return body
 
     def supports_builtin(self, tool: BuiltinTool) -> bool:
@@ -139,6 +154,14 @@ def _import_sdk() -> None:
         raise ImportError(
             "OpenAIModel needs the openai package: pip install 'agent-tooling[openai]'"
         ) from exc
+
+
+def _json_mode(offered: Sequence[BaseTool]) -> BaseTool | None:
+    """The ``final_result`` tool of an ``output_schema`` agent when it is the only tool
+    offered: then the answer is asked for in the API's JSON mode instead."""
+    if len(offered) == 1 and isinstance(offered[0], FinalResult):
+        return offered[0]
+    return None
 
 
 def _declaration(tool: BaseTool) -> dict[str, Any]:
