@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import json
+import re
 import warnings
 from pathlib import Path
 from typing import Any
@@ -700,3 +701,34 @@ def test_3_1_schemas_stay_json_schema_and_ref_siblings_narrow() -> None:
         Code={"type": "string"},
     )
     assert narrowed == {"allOf": [{"type": "string"}, {"maxLength": 3}]}
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.one_of(st.none(), st.text(max_size=90)),
+            st.sampled_from(["get", "post", "delete"]),
+            st.text(max_size=40).map(lambda t: "/" + t.replace("{", "").replace("}", "")),
+        ),
+        min_size=1,
+        max_size=6,
+    )
+)
+def test_property_tool_names_follow_the_rule_and_are_unique(
+    operations_: list[tuple[str | None, str, str]],
+) -> None:
+    from tooling.openapi._naming import number_duplicates, tool_name
+
+    pattern = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]{0,63}$")
+    names = number_duplicates([tool_name(i, m, p) for i, m, p in operations_])
+    assert len(set(names)) == len(names)
+    assert all(pattern.fullmatch(n) for n in names), names
+
+
+@given(st.from_regex(r"[a-z]+([A-Z][a-z]+){0,3}", fullmatch=True))
+def test_property_camel_case_ids_become_snake_case(operation_id: str) -> None:
+    from tooling.openapi._naming import tool_name
+
+    name = tool_name(operation_id, "get", "/x")
+    assert name == re.sub(r"([A-Z])", r"_\1", operation_id).lower()[:64].rstrip("_")
