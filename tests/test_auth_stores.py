@@ -254,3 +254,44 @@ def test_credential_services_are_named_by_url(tmp_path: Path) -> None:
     postgres.close()
     with pytest.raises(ValueError, match="unknown scheme"):
         credential_service_from_url("redis://x")
+
+
+async def test_processes_refreshing_at_once_keep_the_rotated_token(
+    server: RunningServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Four runners with their own services on one SQLite file (as four processes would
+    be: no lock in common) all find the token about to expire at the same moment."""
+    import asyncio
+    import threading
+
+    path = tmp_path / "credentials.db"
+    with SqliteCredentialService(path) as service:
+        await authorize_once(server, service)
+    Clock(monkeypatch).shift = 3590
+    start = threading.Barrier(4)
+
+    def one(i: int) -> dict[str, Any]:
+        async def run() -> dict[str, Any]:
+            async with SqliteCredentialService(path) as service:
+                scheduler = Scheduler([whoami(server)])
+                ctx = lambda call: SimpleToolContext(  # noqa: E731
+                    function_call_id=call.id, credentials=service, user_id="ana", app_name="app"
+                )
+                start.wait()
+                (response,) = await scheduler.dispatch(
+                    [ToolCall(id=f"c{i}", name="whoami", args={})], context_factory=ctx
+                )
+                return response.response
+
+        return asyncio.run(run())
+
+    results = await asyncio.gather(*(asyncio.to_thread(one, i) for i in range(4)))
+
+    assert [r.get("user") for r in results] == ["ana"] * 4, results
+    with SqliteCredentialService(path) as service:
+        record = await service.load_credential(config(server).key("app", "ana"))
+    assert record is not None and record.refresh_token is not None
+    live = [
+        t.refresh_token for t in server.store.tokens if t.refresh_token and not t.refresh_revoked
+    ]
+    assert live == [record.refresh_token.get_secret_value()]

@@ -58,6 +58,9 @@ logger = logging.getLogger("tooling")
 #: A token is refreshed this many seconds before it expires (at most a quarter of its
 #: lifetime, so a short-lived token is still used).
 REFRESH_LEEWAY = 30.0
+#: After a refused refresh, how long to wait (one pause after another) for a rotated
+#: token another process may be storing.
+ROTATION_WAITS = (0.0, 0.05, 0.2)
 #: An unanswered authorization request is offered again for this long, then renewed.
 PENDING_TTL = 600.0
 
@@ -336,14 +339,17 @@ class CredentialBroker:
         except TokenEndpointError as exc:
             if exc.error not in ("invalid_grant", "invalid_token"):
                 raise ToolError(f"refreshing the token failed: {exc}", code="auth.failed") from None
-            latest = await self._load(key)
-            if (
-                latest is not None
-                and latest.token is not None
-                and latest.refresh_token != record.refresh_token
-                and now() < _use_until(latest)
-            ):
-                return self._keep(key, latest)  # another process refreshed meanwhile
+            # Another process may have refreshed with the same token a moment before (the
+            # server then refuses the old one): its rotated token is what the store will
+            # hold. Only a token nobody replaced is forgotten.
+            for pause in ROTATION_WAITS:
+                await asyncio.sleep(pause)
+                latest = await self._load(key)
+                if latest is None or latest.refresh_token == record.refresh_token:
+                    continue
+                if latest.token is not None and now() < _use_until(latest):
+                    return self._keep(key, latest)
+                return None  # replaced by something else (a new authorization): start over
             logger.info("a refresh token was refused (%s): it is forgotten", exc.error)
             self._valid.pop(key, None)
             await self._save(key, StoredCredential())
