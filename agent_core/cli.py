@@ -67,7 +67,7 @@ import sqlite3
 import sys
 import uuid
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -633,8 +633,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _cmd_run(args: argparse.Namespace) -> int:
     """``run``, its spans appended to ``--trace-db`` when given."""
+    return _traced(args, cmd_run)
+
+
+def _traced(args: argparse.Namespace, command: Callable[[argparse.Namespace], int]) -> int:
+    """``command``, its spans appended to ``--trace-db`` when given (so the runs of ``web``
+    chats appear on its Runs page, as those of ``run`` do)."""
     if args.trace_db is None:
-        return cmd_run(args)
+        return command(args)
     from .trace_db import install
 
     try:
@@ -646,7 +652,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     except (sqlite3.Error, OSError) as exc:
         raise CliError(f"cannot open trace database {args.trace_db}: {exc}") from exc
     try:
-        return cmd_run(args)
+        return command(args)
     finally:
         provider.shutdown()
 
@@ -654,7 +660,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
 def _cmd_web(args: argparse.Namespace) -> int:
     from .web._cli import cmd_web
 
-    return cmd_web(args)
+    return _traced(args, cmd_web)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
