@@ -46,7 +46,7 @@ from ._schemes import (
     OAuth2Scheme,
     OpenIdConnectScheme,
 )
-from ._service import CredentialService, PendingAuthorization, StoredCredential
+from ._service import CredentialService, PendingAuthorization, StoredCredential, use_until
 
 if TYPE_CHECKING:
     from .._context import ToolContext
@@ -55,9 +55,9 @@ __all__: list[str] = []
 
 logger = logging.getLogger("tooling")
 
-#: A token is refreshed this many seconds before it expires (at most a quarter of its
-#: lifetime, so a short-lived token is still used).
-REFRESH_LEEWAY = 30.0
+#: Keys and valid tokens kept in memory at most (beyond, memory starts again: the store
+#: has them all).
+MEMORY_LIMIT = 10_000
 #: After a refused refresh, how long to wait (one pause after another) for a rotated
 #: token another process may be storing.
 ROTATION_WAITS = (0.0, 0.05, 0.2)
@@ -83,17 +83,6 @@ def broker_for(service: CredentialService) -> CredentialBroker:
         return found
     broker = _brokers[service] = CredentialBroker(service)
     return broker
-
-
-def _use_until(record: StoredCredential) -> float:
-    """When a stored token stops being handed out as it is (refreshed from then on)."""
-    token = record.token
-    if token is None:
-        return 0.0
-    if token.expires_at is None:
-        return float("inf")
-    lifetime = token.expires_at - (record.issued_at or token.expires_at - 4 * REFRESH_LEEWAY)
-    return token.expires_at - min(REFRESH_LEEWAY, max(lifetime, 0.0) / 4)
 
 
 class CredentialBroker:
@@ -143,6 +132,8 @@ class CredentialBroker:
             return credential
         entry = self._keys.get((id(config), app_name, user_id))
         if entry is None or entry[0] is not config:
+            if len(self._keys) >= MEMORY_LIMIT:  # many users: start again, never grow unbounded
+                self._keys.clear()
             entry = self._keys[(id(config), app_name, user_id)] = (
                 config,
                 config.key(app_name, user_id),
@@ -200,7 +191,9 @@ class CredentialBroker:
     def _keep(self, key: CredentialKey, record: StoredCredential) -> AccessToken:
         token = record.token
         assert token is not None
-        self._valid[key] = (token, _use_until(record))
+        if len(self._valid) >= MEMORY_LIMIT and key not in self._valid:
+            self._valid.clear()  # the store still has them all
+        self._valid[key] = (token, use_until(record))
         return token
 
     async def _store_answer(
@@ -285,7 +278,7 @@ class CredentialBroker:
             and token is not None
             and (token.token == rejected.token)
         )
-        if record is not None and token is not None and not refused and now() < _use_until(record):
+        if record is not None and token is not None and not refused and now() < use_until(record):
             return self._keep(key, record)
         if record is not None and record.refresh_token is not None:
             refreshed = await self._refresh(scheme, client, key, record, config.scopes)
@@ -347,7 +340,7 @@ class CredentialBroker:
                 latest = await self._load(key)
                 if latest is None or latest.refresh_token == record.refresh_token:
                     continue
-                if latest.token is not None and now() < _use_until(latest):
+                if latest.token is not None and now() < use_until(latest):
                     return self._keep(key, latest)
                 return None  # replaced by something else (a new authorization): start over
             logger.info("a refresh token was refused (%s): it is forgotten", exc.error)

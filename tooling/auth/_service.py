@@ -110,6 +110,23 @@ def load_stored(text: str | bytes) -> StoredCredential:
         raise CredentialServiceError("a stored credential is not readable") from None
 
 
+#: A token is refreshed this many seconds before it expires (at most a quarter of its
+#: lifetime, so a short-lived token is still used).
+REFRESH_LEEWAY = 30.0
+
+
+def use_until(record: StoredCredential) -> float:
+    """When the stored token stops being handed out as it is (refreshed from then on):
+    ``REFRESH_LEEWAY`` before it expires, or a quarter of its lifetime for a short one."""
+    token = record.token
+    if token is None:
+        return 0.0
+    if token.expires_at is None:
+        return float("inf")
+    lifetime = token.expires_at - (record.issued_at or token.expires_at - 4 * REFRESH_LEEWAY)
+    return token.expires_at - min(REFRESH_LEEWAY, max(lifetime, 0.0) / 4)
+
+
 @runtime_checkable
 class CredentialService(Protocol):
     """Stores credentials by key. Every method is async and may raise
