@@ -7,8 +7,8 @@ call with valid arguments is the final answer (the run stops there, as after
 (``tool.invalid_arguments`` with details), so the model tries again, each try a call
 counted against the run's budget. A plain text answer that is the model's JSON is
 accepted too; other text is sent back once per turn with what was wrong. When
-``final_result`` is the only tool offered, ``OpenAIModel`` asks for the answer in the
-API's JSON mode instead (a strict JSON schema); Gemini and Anthropic get the tool.
+``final_result`` is the only tool offered, ``OpenAIModel`` and ``GeminiModel`` ask for
+the answer in the API's JSON mode instead (a JSON schema); Anthropic gets the tool.
 """
 
 from __future__ import annotations

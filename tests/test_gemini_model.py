@@ -604,3 +604,27 @@ async def test_token_usage_is_on_the_response(
     # Thinking tokens are output the model produced, as the other adapters count them.
     assert responses[-1].usage == {"input_tokens": 21, "output_tokens": 10}
     assert model.provider == "gcp.gemini"
+
+
+async def test_an_output_schema_agents_answer_alone_is_asked_in_json_mode(
+    server: FakeGemini, model: GeminiModel
+) -> None:
+    from pydantic import BaseModel
+
+    from agent_core import Agent, Runner
+
+    class Trip(BaseModel):
+        city: str
+        nights: int = 1
+
+    server.reply(Reply(_candidate({"text": '{"city": "Rome"}'})))
+    agent = Agent("a", model, output_schema=Trip, output_key="trip")
+    runner = Runner(agent, app_name="json")
+    events = [e async for e in runner.run_async(user_id="u", session_id="s", new_message="?")]
+    body = server.last_body
+    assert "tools" not in body
+    config = body.get("generationConfig", {})
+    assert config["responseMimeType"] == "application/json"
+    assert config["responseJsonSchema"]["required"] == ["city"]
+    assert events[-1].output == Trip(city="Rome")
+    assert events[-1].actions.state_delta["trip"] == {"city": "Rome", "nights": 1}

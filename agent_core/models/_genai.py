@@ -20,6 +20,7 @@ from tooling.builtin import BuiltinTool
 from tooling.integration import provider_name
 
 from .._content import Content, FunctionCall, FunctionResponse, Part, ProviderPart
+from .._output import FinalResult
 from .base import LlmRequest, LlmResponse
 
 __all__: list[str] = []
@@ -55,8 +56,18 @@ def build_config(llm_request: LlmRequest) -> types.GenerateContentConfig:
                 "GenerateContentConfig.system_instruction must be text to be combined with "
                 "the agent's instruction"
             )
-    if llm_request.tools:
-        offered = list(llm_request.tools.values())
+    offered = list(llm_request.tools.values())
+    # An output_schema agent's answer alone is asked for in Gemini's JSON mode.
+    if (
+        len(offered) == 1
+        and isinstance(offered[0], FinalResult)
+        and config.response_mime_type is None
+        and config.response_json_schema is None
+    ):
+        config.response_mime_type = "application/json"
+        config.response_json_schema = offered[0].parameters_json_schema
+        offered = []
+    if offered:
         builtins = [t.to_gemini() for t in offered if isinstance(t, BuiltinTool)]
         declarations = [t.to_gemini() for t in offered if not isinstance(t, BuiltinTool)]
         extra = [types.Tool(function_declarations=declarations)] if declarations else []
