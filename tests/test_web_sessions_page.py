@@ -190,3 +190,44 @@ def test_chat_with_a_replay_model_is_labelled_and_confirmations_answered(page) -
         assert CONFIRMED == ["memo"]
         assert "Shredded the memo." in page.inner_text("[data-timeline]")
         assert page.locator("[data-pending-call]").count() == 0
+
+
+def test_the_side_panels_fit_a_1280_pixel_window(page) -> None:
+    service = InMemorySessionService()
+
+    async def fill() -> None:
+        session = await service.create_session(app_name="app", user_id="ann", session_id="wide")
+        long_word = "w" * 600  # no place to break a line
+        await service.append_event(
+            session,
+            Event(
+                invocation_id="inv-wide",
+                author="helper",
+                content=Content("model", [Part.from_text(f"a long word: {long_word}")]),
+                actions=EventActions(state_delta={"note": long_word, "path": "/" + long_word}),
+            ),
+        )
+
+    run_async(fill())
+    with Runner(_agent(), app_name="app", session_service=service) as runner:
+        with serve(runner) as server:
+            ready(page, server.url + "#sessions/ann/wide")
+            page.wait_for_selector('#session-detail[data-session-id="wide"][data-loaded="1"]')
+            page.click('[data-event-index="0"]')
+            page.wait_for_selector('[data-state-at][data-event-index="0"]')
+            fit = page.evaluate(
+                """() => {
+                    const width = document.documentElement.clientWidth;
+                    const cards = [...document.querySelectorAll('.side-card')];
+                    const detail = document.querySelector('#session-detail');
+                    return {
+                        width,
+                        cards: cards.length,
+                        rights: cards.map(c => Math.round(c.getBoundingClientRect().right)),
+                        overflow: detail.scrollWidth - detail.clientWidth,
+                    };
+                }"""
+            )
+            assert fit["width"] == 1280 and fit["cards"] == 3
+            assert max(fit["rights"]) <= fit["width"], fit
+            assert fit["overflow"] <= 0, fit

@@ -68,10 +68,7 @@ def test_a_chat_from_the_page_appears_in_runs(tmp_path: Path) -> None:
         invocation = answer["events"][0]["invocationId"]
         seen: list[str] = []
         for _ in range(50):  # the spans are written in batches: look again a few times
-            seen = [
-                i["id"]
-                for i in call(base, token, "GET", "/api/invocations")["invocations"]
-            ]
+            seen = [i["id"] for i in call(base, token, "GET", "/api/invocations")["invocations"]]
             if invocation in seen:
                 break
             time.sleep(0.2)
