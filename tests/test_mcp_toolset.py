@@ -195,10 +195,11 @@ async def test_a_list_change_invalidates_the_cache() -> None:
 
 
 async def test_a_timeout_tells_the_server_to_cancel(tmp_path: Path) -> None:
-    toolset = McpToolset(sdk_server(), timeout=1.0)
+    toolset = McpToolset(sdk_server())
     marker = tmp_path / "slow.marker"
     try:
         slow = (await tools_of(toolset))["slow"]
+        slow.call_timeout = 1.0
         with pytest.raises(ToolError) as raised:
             await slow.run({"marker": str(marker)})
         assert raised.value.code == "tool.timeout"
@@ -379,6 +380,67 @@ async def test_a_restarted_handshake_era_http_server_gets_a_new_session() -> Non
             assert stats["calls"] == 2  # echo once, and this call: nothing ran twice
     finally:
         await toolset.close()
+
+
+# -- servers that misbehave on stdio ------------------------------------------------------------
+
+FAULTY = str(ROOT / "tests" / "_mcp_faulty_server.py")
+
+
+def faulty(mode: str, pids: Path) -> StdioServer:
+    return StdioServer(sys.executable, [FAULTY, mode], env={"FAULTY_PIDS": str(pids)})
+
+
+async def test_a_line_that_is_not_utf8_does_not_kill_the_connection(tmp_path: Path) -> None:
+    pids = tmp_path / "pids"
+    toolset = McpToolset(faulty("garble", pids), timeout=30)
+    try:
+        (poke,) = await toolset.get_tools()
+        # The bad line is skipped; the answer after it arrives, and so do later ones.
+        assert await asyncio.wait_for(poke.run({}), 20) == {"result": "poked"}
+        assert await asyncio.wait_for(poke.run({}), 20) == {"result": "poked"}
+    finally:
+        await toolset.close()
+    assert len(pids.read_text().split()) == 1  # one server process did it all
+
+
+async def test_a_closed_stdout_fails_the_call_and_the_next_use_reconnects(tmp_path: Path) -> None:
+    pids = tmp_path / "pids"
+    toolset = McpToolset(faulty("close", pids), timeout=30)
+    try:
+        (poke,) = await toolset.get_tools()
+        with pytest.raises(ToolError, match="may or may not have run"):
+            await asyncio.wait_for(poke.run({}), 20)
+        with pytest.raises(ToolError, match="may or may not have run"):
+            await asyncio.wait_for(poke.run({}), 20)  # on a new connection
+        assert len(pids.read_text().split()) == 2
+    finally:
+        await toolset.close()
+
+
+async def test_a_server_that_never_answers_fails_get_tools_within_the_timeout(
+    tmp_path: Path,
+) -> None:
+    toolset = McpToolset(faulty("silent", tmp_path / "pids"), timeout=1.0)
+    try:
+        with pytest.raises(OSError, match="did not answer"):
+            await asyncio.wait_for(toolset.get_tools(), 20)
+    finally:
+        await toolset.close()
+    (pid,) = map(int, (tmp_path / "pids").read_text().split())
+    assert await eventually(lambda: not alive(pid))
+
+    # One that answers the handshake but not tools/list: given up, and the next use
+    # starts a new server.
+    pids = tmp_path / "nolist"
+    toolset = McpToolset(faulty("nolist", pids), timeout=1.0)
+    try:
+        for _ in range(2):
+            with pytest.raises(OSError, match="did not answer tools/list"):
+                await asyncio.wait_for(toolset.get_tools(), 20)
+    finally:
+        await toolset.close()
+    assert len(pids.read_text().split()) == 2
 
 
 # -- an agent -----------------------------------------------------------------------------------

@@ -13,7 +13,9 @@ registered with the home loop when the connection opens, and the loop's
 there, so a stdio server does not outlive the loop that started it.
 
 When the server's stream has ended (the server exited or the HTTP session went away)
-the next use opens a new connection, once: if that fails, the use fails.
+the next use opens a new connection, once: if that fails, the use fails. A server that
+does not answer the opening handshake within the toolset's timeout fails the use with a
+``TimeoutError`` (an ``OSError``) naming it.
 """
 
 from __future__ import annotations
@@ -91,9 +93,15 @@ class Connection:
     """The client side of one server: open on first use, reopened once after a loss."""
 
     def __init__(
-        self, server: StdioServer | HttpServer, on_tools_changed: Callable[[], None]
+        self,
+        server: StdioServer | HttpServer,
+        on_tools_changed: Callable[[], None],
+        *,
+        timeout: float | None = None,
     ) -> None:
         self.server = server
+        #: Seconds the server has to answer the opening handshake (None: no limit).
+        self.timeout = timeout
         self._on_tools_changed = on_tools_changed
         self._home: asyncio.AbstractEventLoop | None = None
         # Below: touched only on the home loop.
@@ -117,6 +125,12 @@ class Connection:
         self._home = loop
         self._open = None
         self._opening = None
+
+    def drop(self) -> None:
+        """Give up the open connection (a server that stopped answering): the next use
+        closes it and opens a new one."""
+        if self._open is not None:
+            self._open.stream.ended = True
 
     @property
     def usable(self) -> bool:
@@ -162,10 +176,16 @@ class Connection:
         release = asyncio.Event()
         holder = asyncio.create_task(self._hold(ready, release))
         try:
-            opened = await asyncio.shield(ready)
+            async with asyncio.timeout(self.timeout) as limit:
+                opened = await asyncio.shield(ready)
         except BaseException as exc:
             holder.cancel()
             await asyncio.gather(holder, return_exceptions=True)
+            if isinstance(exc, TimeoutError) and limit.expired():
+                raise TimeoutError(
+                    f"the MCP server {self.server.describe()} did not answer the opening "
+                    f"handshake within {self.timeout:g} s"
+                ) from None
             if isinstance(exc, Exception) and not isinstance(exc, OSError):
                 raise OSError(
                     f"cannot connect to the MCP server {self.server.describe()}: "

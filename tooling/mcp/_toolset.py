@@ -8,6 +8,7 @@ connections), the connection is reopened, or ``invalidate()`` is called: a warm
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from typing import TYPE_CHECKING
 
@@ -35,8 +36,9 @@ class McpToolset(BaseToolset):
 
     One connection per toolset, opened on first use and reopened once on the next use
     after it dropped. ``timeout`` bounds each call (the server is told to cancel past
-    it). The server's annotations set the tools' flags only with
-    ``trust_annotations=True``. ``close()`` ends the session and stops a stdio server.
+    it), the opening handshake and the listing of the tools. The server's annotations
+    set the tools' flags only with ``trust_annotations=True``. ``close()`` ends the
+    session and stops a stdio server.
     """
 
     def __init__(
@@ -54,7 +56,7 @@ class McpToolset(BaseToolset):
         self.server = server
         self.timeout = timeout
         self.trust_annotations = trust_annotations
-        self._connection = Connection(server, self.invalidate)
+        self._connection = Connection(server, self.invalidate, timeout=timeout)
         self._tools: list[BaseTool] | None = None
         self._generation = 0
 
@@ -100,11 +102,22 @@ class McpToolset(BaseToolset):
         return list(fresh)
 
     async def _list_all(self) -> list[types.Tool]:
-        """Every page of ``tools/list`` (asked again once if the connection dropped)."""
+        """Every page of ``tools/list`` (asked again once if the connection dropped),
+        within the toolset's timeout: a server that does not answer is given up."""
         try:
-            return await self._pages()
-        except ConnectionLost:
-            return await self._pages()
+            async with asyncio.timeout(self.timeout) as limit:
+                try:
+                    return await self._pages()
+                except ConnectionLost:
+                    return await self._pages()
+        except TimeoutError:
+            if not limit.expired():
+                raise
+            self._connection.drop()  # the next use opens a new connection
+            raise TimeoutError(
+                f"the MCP server {self.server.describe()} did not answer tools/list within "
+                f"{self.timeout:g} s"
+            ) from None
 
     async def _pages(self) -> list[types.Tool]:
         found: list[types.Tool] = []

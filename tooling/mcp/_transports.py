@@ -138,6 +138,9 @@ async def open_transport(
             args=list(server.args),
             env=dict(server.env) if server.env is not None else None,
             cwd=Path(server.cwd) if server.cwd is not None else None,
+            # A line that is not UTF-8 is one bad message, skipped: with "strict" the
+            # SDK's reader stops there and the connection hangs, alive but deaf.
+            encoding_error_handler="replace",
         )
         async with stdio_client(params) as (read_stream, write_stream):
             watched = WatchedStream(read_stream)
