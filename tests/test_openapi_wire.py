@@ -267,3 +267,60 @@ def test_a_query_credential_is_sent_again_after_a_redirect(echo_url: str) -> Non
 
     seen = asyncio.run(once())
     assert seen["raw_path"] == "/landed" and seen["query"] == "k=sekret-789"
+
+
+def test_a_multipart_body_sends_its_fields_and_leaves_files_out(echo_url: str) -> None:
+    operation = {
+        "requestBody": {
+            "required": True,
+            "content": {
+                "multipart/form-data": {
+                    "schema": {
+                        "type": "object",
+                        "required": ["title"],
+                        "properties": {
+                            "title": {"type": "string"},
+                            "tags": {"type": "array", "items": {"type": "string"}},
+                            "attachment": {"type": "string", "format": "binary"},
+                        },
+                    }
+                }
+            },
+        }
+    }
+    seen = _wire(echo_url, operation, {"title": "Hi", "tags": ["a", "b"]})
+    assert seen["headers"]["content-type"].startswith("multipart/form-data; boundary=")
+    body = seen["body"]
+    assert 'name="title"' in body and "Hi" in body and body.count('name="tags"') == 2
+    (tool,) = tools(minimal({"/x": {"post": {**operation, "responses": ok()}}})).values()
+    assert list(tool.parameters_json_schema["properties"]) == ["title", "tags"]
+    assert any("file field 'attachment'" in d.message for d in tool.diagnostics)
+
+
+def test_a_multipart_body_whose_file_is_required_is_left_out() -> None:
+    spec = minimal(
+        {
+            "/up": {
+                "post": {
+                    "operationId": "up",
+                    "requestBody": {
+                        "required": True,
+                        "content": {
+                            "multipart/form-data": {
+                                "schema": {
+                                    "type": "object",
+                                    "required": ["file"],
+                                    "properties": {"file": {"type": "string", "format": "binary"}},
+                                }
+                            }
+                        },
+                    },
+                    "responses": ok(),
+                }
+            }
+        }
+    )
+    with pytest.warns(UserWarning, match="multipart/form-data"):
+        toolset = OpenAPIToolset(spec)
+    assert asyncio.run(toolset.get_tools()) == []
+    assert [d.code for d in toolset.diagnostics] == ["openapi.unsupported_body"]

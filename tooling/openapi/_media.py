@@ -12,7 +12,16 @@ __all__: list[str] = []
 
 _FORM: Final = "application/x-www-form-urlencoded"
 
-BodyKind = Literal["json", "form", "text"]
+_MULTIPART: Final = "multipart/form-data"
+
+BodyKind = Literal["json", "form", "multipart", "text"]
+
+
+def is_binary_schema(schema: Any) -> bool:
+    """A value only bytes can be (``format: binary``, or 3.1's ``contentMediaType``)."""
+    return isinstance(schema, dict) and (
+        schema.get("format") == "binary" or "contentMediaType" in schema
+    )
 
 
 def is_json_media_type(media_type: str) -> bool:
@@ -40,6 +49,9 @@ def choose_body(content: Mapping[str, Any]) -> tuple[BodyKind, str] | None:
     for media_type in media_types:
         if media_type.split(";", 1)[0].strip().lower() == _FORM:
             return "form", media_type
+    for media_type in media_types:
+        if media_type.split(";", 1)[0].strip().lower() == _MULTIPART:
+            return "multipart", media_type
     for media_type in media_types:
         if is_text_media_type(media_type):
             return "text", media_type

@@ -22,6 +22,7 @@ from ._media import (
     BodyKind,
     answer_schema,
     choose_body,
+    is_binary_schema,
     is_json_media_type,
     object_properties,
 )
@@ -299,11 +300,13 @@ class _OperationBuilder:
         required = body.get("required") is True
         content: Mapping[str, Any] = body["content"]
         chosen = choose_body(content)
+        if chosen is not None and chosen[0] == "multipart":
+            chosen = self._multipart(chosen[1], content, where, required)
         if chosen is None:
             kinds = ", ".join(map(str, content)) or "none"
             message = (
                 f"{self.owner}: the request body ({where}) is {kinds}, which a tool cannot "
-                "send (JSON, form or text bodies only)"
+                "send (JSON, form, multipart fields or text bodies only)"
             )
             if required:
                 self.diagnostics.append(
@@ -341,12 +344,40 @@ class _OperationBuilder:
             return kind, media_type, required
         properties, names_required = flattened
         for prop, sub in properties.items():
+            if kind == "multipart" and is_binary_schema(sub):
+                self.diagnostics.append(
+                    Diagnostic(
+                        "warning",
+                        "openapi.unsupported_body",
+                        f"{self.owner}: the file field {prop!r} of the multipart body ({where}) "
+                        "cannot be sent by a model; it is left out",
+                    )
+                )
+                continue
             name = self._unique(argument_name(prop), "body")
             self.properties[name] = sub
             if required and prop in names_required:
                 self.required.append(name)
             self.arguments.append(Argument(name, "body_property", prop))
         return kind, media_type, required
+
+    def _multipart(
+        self, media_type: str, content: Mapping[str, Any], where: str, required: bool
+    ) -> tuple[BodyKind, str] | None:
+        """A multipart body the tool can send: an object whose required fields are not
+        files (else None: the body is not supported)."""
+        media = content[media_type]
+        raw = media.get("schema", {}) if isinstance(media, Mapping) else {}
+        at = f"{where}/content/{pointer(media_type)[2:]}/schema"
+        probe = SchemaConverter(self.document, self.converter.graph, owner=self.owner)
+        flattened = object_properties(probe.convert(raw, at, "body"), probe)
+        if flattened is None:
+            return None
+        properties, names_required = flattened
+        files = [n for n, s in properties.items() if is_binary_schema(s)]
+        if required and any(n in names_required for n in files):
+            return None
+        return "multipart", media_type
 
     # -- the answer ----------------------------------------------------------------------
 

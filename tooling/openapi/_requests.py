@@ -40,6 +40,8 @@ class RequestParts:
     headers: dict[str, str] = field(default_factory=dict)
     cookies: dict[str, str] = field(default_factory=dict)
     content: bytes | None = None
+    #: Multipart fields, as the HTTP client takes them (``(name, (None, text))``).
+    files: list[tuple[str, tuple[None, str]]] | None = None
     #: Query parameters that carry a credential (sent again after a redirect).
     auth_query: list[tuple[str, str]] = field(default_factory=list)
 
@@ -225,6 +227,13 @@ def build_request(plan: OperationPlan, base: BaseUrl, values: Mapping[str, Any])
             parts.content = json.dumps(
                 payload, ensure_ascii=False, separators=(",", ":"), allow_nan=False
             ).encode()
+        elif plan.body_kind == "multipart":
+            fields: list[tuple[str, tuple[None, str]]] = []
+            for key, value in payload.items() if isinstance(payload, Mapping) else []:
+                entries = value if isinstance(value, list) else [value]
+                fields.extend((key, (None, _scalar(e))) for e in entries if e is not None)
+            parts.files = fields
+            return parts  # the client writes the boundary into Content-Type
         elif plan.body_kind == "form":
             from urllib.parse import urlencode
 

@@ -219,10 +219,11 @@ class RestApiTool(BaseTool):
         import httpx2
 
         content = parts.content
+        files = parts.files or None
         query: Any = parts.query
         for _ in range(_MAX_REDIRECTS + 1):
             request = client.build_request(
-                method, url, params=query or None, headers=headers, content=content
+                method, url, params=query or None, headers=headers, content=content, files=files
             )
             try:
                 response = await client.send(request, stream=True, follow_redirects=False)
@@ -247,7 +248,7 @@ class RestApiTool(BaseTool):
                         )
                     url, query = target, parts.auth_query or None
                     if status == 303 or (status in (301, 302) and method not in ("GET", "HEAD")):
-                        method, content = "GET", None
+                        method, content, files = "GET", None, None
                         headers = {k: v for k, v in headers.items() if k != "Content-Type"}
                     continue
                 if status == 401 and self.auth is not None:
