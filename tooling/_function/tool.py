@@ -32,7 +32,7 @@ from .._errors import FAILURES, ToolError
 from .._jobs import JobOptions, job_options
 from .._policy import checked_policies
 from .._results import split_result, to_response
-from .._types import Diagnostic, ToolResponse
+from .._types import Diagnostic, ToolResponse, ToolResult
 from .arguments import Args, validate_arguments
 from .calling import Callee, call_once, closing, failed, in_thread, responses
 from .derived import Derivable
@@ -309,8 +309,11 @@ class FunctionTool(Derivable, BaseTool, Generic[P, R]):
         if not self._plain or spec.context_parameter is not None:
             return (await self.respond(self.check_arguments(args), ctx)).response
         # A plain function without a context: validate, call, respond (no steps between).
-        call_args, call_kwargs = self._call_args(spec, validate_arguments(self.name, spec, args))
+        validated = validate_arguments(self.name, spec, args)
         func = self._func
+        if func is self._unbound_method:
+            self._call_args(spec, validated)  # raises the TypeError that says so
+        call_args, call_kwargs = spec.to_call_args(validated)
         try:
             if self._target.kind == "async":
                 result = await func(*call_args, **call_kwargs)
@@ -322,7 +325,9 @@ class FunctionTool(Derivable, BaseTool, Generic[P, R]):
             raise
         except FAILURES as exc:
             raise failed(self.name, exc) from exc
-        return to_response(split_result(result)[0], self.name)[0]
+        if type(result) is ToolResult:  # the model sees the content only
+            result = result.content
+        return to_response(result, self.name)[0]
 
     @asynccontextmanager
     async def stream(
