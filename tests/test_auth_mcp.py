@@ -204,6 +204,30 @@ async def test_a_toolset_with_oauth2_client_gets_its_own_token_and_a_new_one_whe
     )
 
 
+async def test_toolsets_sharing_a_credential_service_share_the_token(
+    served: str, issuer: RunningServer, tmp_path: Path
+) -> None:
+    from agent_core import SqliteCredentialService
+
+    client = OAuth2Client(client_id="reader", client_secret="r-secret", scopes=("read",))
+    for _ in range(3):  # three connections, as three processes would open
+        with SqliteCredentialService(tmp_path / "tokens.db") as service:
+            server = HttpServer(
+                served, auth=client, auth_issuer=issuer.url, credential_service=service
+            )
+            toolset = McpToolset(server)
+            try:
+                tools = {t.name: t for t in await toolset.get_tools()}
+                call = [ToolCall(id="c", name="list_notes", args={})]
+                (response,) = await Scheduler([tools["list_notes"]]).dispatch(call)
+                assert response.response == {"result": ["one", "two"]}
+            finally:
+                await toolset.close()
+    assert issuer.store.requests["client_credentials"] == 1
+    raw = b"".join(p.read_bytes() for p in tmp_path.glob("tokens.db*"))
+    assert b"r-secret" not in raw
+
+
 def test_tooling_serve_verifies_tokens_from_the_issuer(
     issuer: RunningServer, tmp_path: Path
 ) -> None:

@@ -20,7 +20,8 @@ if TYPE_CHECKING:
     from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
     from mcp.shared.message import SessionMessage
 
-    from ..auth._credentials import OAuth2Client
+    from ..auth._credentials import CredentialKey, OAuth2Client
+    from ..auth._service import CredentialService
 
 __all__ = [
     "HttpServer",
@@ -54,13 +55,16 @@ class HttpServer:
     the SDK's OAuth client support finds the authorization server from the server's 401
     (its protected resource metadata), gets a client credentials token, sends it, and gets
     a new one when the server refuses it or it expires. ``auth_issuer``: the issuer the
-    client is registered with (tokens are only asked of it).
+    client is registered with (tokens are only asked of it). ``credential_service``: where
+    the token is kept (a ``tooling.auth.CredentialService``, so other connections and
+    processes reuse it; default: this connection's memory).
     """
 
     url: str
     headers: Mapping[str, str] | None = field(default=None)
     auth: OAuth2Client | None = field(default=None)
     auth_issuer: str | None = field(default=None)
+    credential_service: CredentialService | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         auth = self.auth
@@ -182,6 +186,68 @@ class _MemoryTokens:
         self.client = client_info
 
 
+class _StoredTokens(_MemoryTokens):
+    """The SDK's token storage over a ``tooling.auth`` credential service."""
+
+    def __init__(self, service: CredentialService, key: CredentialKey) -> None:
+        super().__init__()
+        self.service = service
+        self.key = key
+
+    async def get_tokens(self) -> OAuthToken | None:
+        import time
+
+        from mcp.shared.auth import OAuthToken
+
+        record = await self.service.load_credential(self.key)
+        token = record.token if record is not None else None
+        if token is None:
+            return None
+        left = None if token.expires_at is None else int(token.expires_at - time.time())
+        if left is not None and left <= 0:
+            return None
+        return OAuthToken(
+            access_token=token.token.get_secret_value(),
+            expires_in=left,
+            scope=" ".join(token.scopes) or None,
+            refresh_token=record.refresh_token.get_secret_value()
+            if record is not None and record.refresh_token is not None
+            else None,
+        )
+
+    async def set_tokens(self, tokens: OAuthToken) -> None:
+        import time
+
+        from pydantic import SecretStr
+
+        from ..auth._credentials import AccessToken
+        from ..auth._service import StoredCredential
+
+        issued = time.time()
+        record = StoredCredential(
+            token=AccessToken(
+                token=SecretStr(tokens.access_token),
+                expires_at=issued + tokens.expires_in if tokens.expires_in else None,
+                scopes=tuple((tokens.scope or "").split()),
+            ),
+            refresh_token=SecretStr(tokens.refresh_token) if tokens.refresh_token else None,
+            issued_at=issued,
+        )
+        await self.service.save_credential(self.key, record)
+
+
+def _token_key(server: HttpServer) -> CredentialKey:
+    """Where an MCP server's token for this client is stored."""
+    import hashlib
+
+    from ..auth._credentials import CredentialKey
+
+    assert server.auth is not None
+    text = f"mcp\n{server.url}\n{server.auth_issuer or ''}\n{server.auth.client_id}"
+    scheme = "sha256:" + hashlib.sha256(text.encode()).hexdigest()[:32]
+    return CredentialKey("mcp", "", scheme, tuple(sorted(server.auth.scopes)))
+
+
 def _oauth_provider(server: HttpServer) -> Any:
     """The SDK's client credentials provider for ``server.auth``."""
     from mcp.client.auth.extensions.client_credentials import ClientCredentialsOAuthProvider
@@ -191,7 +257,9 @@ def _oauth_provider(server: HttpServer) -> Any:
     method = client.token_endpoint_auth_method
     return ClientCredentialsOAuthProvider(
         server_url=server.url,
-        storage=_MemoryTokens(),
+        storage=_MemoryTokens()
+        if server.credential_service is None
+        else _StoredTokens(server.credential_service, _token_key(server)),
         client_id=client.client_id,
         client_secret=client.client_secret.get_secret_value(),
         token_endpoint_auth_method="client_secret_post"
