@@ -8,6 +8,7 @@ from __future__ import annotations
 import http.client
 import json
 import socket
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -228,3 +229,25 @@ def test_a_chat_message_asked_for_as_json_is_one_json_object() -> None:
         )
     assert status == 200
     assert [e["content"]["parts"][0]["text"] for e in answer["events"]] == ["hi"]
+
+
+def test_connections_past_the_limit_get_a_503_and_a_freed_slot_serves_again() -> None:
+    with WebServer(max_connections=2, read_timeout=30) as web:
+        idle = [socket.create_connection(("127.0.0.1", web.port), timeout=10) for _ in range(2)]
+        try:
+            # Both idle clients hold their threads; one more is refused at once.
+            refused = raw(web, b"GET /api/info HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", wait=10)
+            assert refused[0] == 503
+            assert "too many connections" in json.loads(refused[2])["error"]
+        finally:
+            idle.pop().close()
+        try:
+            for _ in range(100):  # the closed client's thread ends on its own
+                status, _ = request(web, "GET", "/api/info")
+                if status == 200:
+                    break
+                time.sleep(0.05)
+            assert status == 200
+        finally:
+            for sock in idle:
+                sock.close()

@@ -49,6 +49,8 @@ _STATIC = {
 _MAX_BODY = 16 * 1024 * 1024
 #: How long a client may take to send a request's head or its whole body, by default.
 READ_TIMEOUT_S = 10.0
+#: How many connections are served at once (each has a thread), by default.
+MAX_CONNECTIONS = 64
 
 
 class HttpError(Exception):
@@ -158,7 +160,8 @@ class WebServer(Closing):
     ``url`` is the page's address with the token; ``close()`` stops it (also on leaving a
     ``with`` or ``async with`` block). Routes are added with :meth:`route`; the page asks
     ``GET /api/info`` what it may show (``info`` is that answer). A client gets
-    ``read_timeout`` seconds to send a request's head, and as long for its body.
+    ``read_timeout`` seconds to send a request's head, and as long for its body; at most
+    ``max_connections`` connections are served at once, one more is answered 503.
     """
 
     def __init__(
@@ -169,6 +172,7 @@ class WebServer(Closing):
         info: dict[str, Any] | None = None,
         on_close: Callable[[], None] | None = None,
         read_timeout: float = READ_TIMEOUT_S,
+        max_connections: int = MAX_CONNECTIONS,
     ) -> None:
         if not is_loopback(host):
             logger.warning(
@@ -191,8 +195,7 @@ class WebServer(Closing):
         )
         self._loop_thread.start()
         self.route("GET", "/api/info", lambda request: Reply(self.info))
-        self._httpd = http.server.ThreadingHTTPServer((host, port), self._handler_class())
-        self._httpd.daemon_threads = True
+        self._httpd = _BoundedServer((host, port), self._handler_class(), max_connections)
         self.port = int(self._httpd.server_address[1])
         self._serve_thread = threading.Thread(
             target=self._httpd.serve_forever,
@@ -488,6 +491,43 @@ class WebServer(Closing):
                         stream.on_close()
 
         return _Handler
+
+
+class _BoundedServer(http.server.ThreadingHTTPServer):
+    """A thread per connection, at most ``limit`` at once: one more gets a 503 at once
+    (slow or idle clients cannot take every thread; each is also let go after the read
+    timeout)."""
+
+    daemon_threads = True
+
+    def __init__(self, address: tuple[str, int], handler: Any, limit: int) -> None:
+        super().__init__(address, handler)
+        self._slots = threading.BoundedSemaphore(limit)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        if not self._slots.acquire(blocking=False):
+            body = _json_bytes({"error": "the inspector is serving too many connections"})
+            head = (
+                "HTTP/1.1 503 Service Unavailable\r\n"
+                "Content-Type: application/json; charset=utf-8\r\n"
+                f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
+            )
+            with contextlib.suppress(OSError):
+                request.settimeout(1.0)
+                request.sendall(head.encode("ascii") + body)
+            self.shutdown_request(request)
+            return
+        try:
+            super().process_request(request, client_address)
+        except BaseException:
+            self._slots.release()
+            raise
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self._slots.release()
 
 
 def internal_error(exc: BaseException) -> str:
