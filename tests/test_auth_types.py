@@ -184,3 +184,13 @@ def test_the_types_take_their_fields_positionally_as_the_docs_write_them() -> No
         ApiKey("a", value="b")
     with pytest.raises(TypeError, match="at most 1"):
         BearerToken("a", "b")
+
+
+def test_auth_cannot_go_to_a_worker_process() -> None:
+    config = AuthConfig(ApiKeyScheme("X-Key"), ApiKey("k"))
+    with pytest.raises(ValueError, match="caller's process"):
+        FunctionTool(_module_level_tool, auth=config, isolation="process")
+
+
+def _module_level_tool() -> int:
+    return 1
