@@ -324,3 +324,33 @@ def test_a_multipart_body_whose_file_is_required_is_left_out() -> None:
         toolset = OpenAPIToolset(spec)
     assert asyncio.run(toolset.get_tools()) == []
     assert [d.code for d in toolset.diagnostics] == ["openapi.unsupported_body"]
+
+
+def _basic_spec() -> dict[str, Any]:
+    return minimal(
+        {"/x": {"get": {"operationId": "op", "responses": ok()}}},
+        security=[{"basic": []}],
+        components={"securitySchemes": {"basic": {"type": "http", "scheme": "basic"}}},
+    )
+
+
+def test_basic_credentials_go_in_the_authorization_header(echo_url: str) -> None:
+    import base64
+
+    from pydantic import SecretStr
+
+    from tooling.auth import BasicCredentials
+
+    credentials = BasicCredentials(username="ana", password=SecretStr("pw-1234"))
+    (tool,) = tools(_basic_spec(), base_url=echo_url, auth=credentials).values()
+    seen = asyncio.run(tool.run({}))
+    expected = "Basic " + base64.b64encode(b"ana:pw-1234").decode()
+    assert seen["headers"]["authorization"] == expected
+
+
+def test_basic_credentials_are_never_asked_for() -> None:
+    with pytest.warns(UserWarning, match="never asked for"):
+        toolset = OpenAPIToolset(_basic_spec())
+    (tool,) = asyncio.run(toolset.get_tools())
+    assert tool.auth is None
+    assert "openapi.missing_credential" in [d.code for d in tool.diagnostics]

@@ -164,6 +164,16 @@ class SecuritySide:
         credential = self.given.get(first)
         if isinstance(credential, AccessToken):
             credential = BearerToken(token=credential.token)
+        if isinstance(scheme, HttpScheme) and scheme.scheme == "basic" and credential is None:
+            plan.diagnostics.append(
+                Diagnostic(
+                    "warning",
+                    "openapi.missing_credential",
+                    f"{plan.label} uses HTTP basic ({first!r}), whose user name and password "
+                    "are never asked for: give BasicCredentials with auth=; none is sent",
+                )
+            )
+            return Choice()
         if _is_oauth(scheme) and not isinstance(credential, OAuth2Client):
             if credential is None:
                 # No client to get a token with: the user is asked for an access token.
