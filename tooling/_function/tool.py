@@ -9,10 +9,9 @@ from __future__ import annotations
 
 import contextlib
 import copy
-import threading
 import time
 import types
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, Concatenate, Generic, ParamSpec, TypeVar, overload
 
@@ -35,9 +34,10 @@ from .._results import split_result, to_response
 from .._types import Diagnostic, ToolResponse, ToolResult
 from .arguments import Args, validate_arguments
 from .calling import Callee, call_once, closing, failed, in_thread, responses
+from .cells import SpecCell
 from .derived import Derivable
 from .options import checked_auth, checked_conflict_key
-from .target import Isolation, Target, analyze_target, process_reference
+from .target import Isolation, analyze_target, process_reference
 
 if TYPE_CHECKING:
     from concurrent.futures import Executor
@@ -55,33 +55,6 @@ P = ParamSpec("P")
 R = TypeVar("R")
 _BoundP = ParamSpec("_BoundP")
 _Receiver = TypeVar("_Receiver")
-
-
-class _SpecCell:
-    """Builds a target's spec on first use; shared by a tool and all its copies."""
-
-    __slots__ = ("_lock", "description", "long_running", "owner", "spec", "target")
-
-    def __init__(self, target: Target, description: str | None, long_running: bool) -> None:
-        self.target = target
-        self.description = description
-        self.long_running = long_running
-        self.spec: ToolSpec | None = None
-        self.owner: type | None = None  # the class a method tool is defined in
-        self._lock = threading.Lock()
-
-    def build(self) -> ToolSpec:
-        with self._lock:
-            if self.spec is None:
-                from .spec import build_spec  # pydantic's model machinery, on first use
-
-                self.spec = build_spec(
-                    self.target,
-                    description=self.description,
-                    long_running=self.long_running,
-                    owner=self.owner,
-                )
-            return self.spec
 
 
 class FunctionTool(Derivable, BaseTool, Generic[P, R]):
@@ -164,7 +137,7 @@ class FunctionTool(Derivable, BaseTool, Generic[P, R]):
         #: One call, one response, in this process (not a generator, not isolated).
         self._plain = target.kind in ("sync", "async") and self._process_ref is None
         self._target = target
-        self._cell = _SpecCell(target, description, long_running)
+        self._cell = SpecCell(target, description, long_running)
         self._func: Callable[..., Any] = target.call
         # A method tool must be bound (through an instance) before it can run.
         self._unbound_method: Any = target.call if target.binding != "none" else _NOTHING
@@ -390,40 +363,19 @@ class FunctionTool(Derivable, BaseTool, Generic[P, R]):
         runtime: ToolRuntime = _DEFAULT_RUNTIME,
     ) -> Responses:
         """Run a call whose arguments were checked, giving its responses as they happen."""
-        return closing(self._responses(arguments, ctx, runtime))
-
-    def _callee(self) -> Callee:
-        return Callee(self.name, self._func, self._target.kind, self.run_in_thread)
-
-    async def _responses(
-        self, arguments: CheckedArguments, ctx: ToolContext | None, runtime: ToolRuntime
-    ) -> AsyncGenerator[ToolResponse, None]:
         spec = self._cell.spec or self._cell.build()
         ctx = self._with_context(spec, ctx)
         if self._process_ref is not None:
             from .._workers.process_calls import process_updates
 
-            in_process = process_updates(
-                self,
-                self._process_ref,
-                arguments.values,
-                ctx if spec.context_parameter is not None else None,
-                runtime.processes,
+            given = ctx if spec.context_parameter is not None else None
+            return closing(
+                process_updates(self, self._process_ref, arguments.values, given, runtime.processes)
             )
-            try:
-                async for update in in_process:
-                    yield update
-            finally:
-                await in_process.aclose()
-            return
         call_args, call_kwargs = self._call_args(spec, arguments.native, ctx)
+        callee = Callee(self.name, self._func, self._target.kind, self.run_in_thread)
         call_id = ctx.function_call_id if ctx is not None else ""
-        updates = responses(self._callee(), call_args, call_kwargs, call_id, runtime.executor)
-        try:
-            async for update in updates:
-                yield update
-        finally:
-            await updates.aclose()
+        return closing(responses(callee, call_args, call_kwargs, call_id, runtime.executor))
 
     # -- helpers -----------------------------------------------------------------------------
 
