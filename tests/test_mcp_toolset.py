@@ -474,6 +474,50 @@ async def test_an_agent_calls_two_mcp_tools_in_one_turn() -> None:
     assert events[-1].content.parts[0].text == "3 and 7."  # type: ignore[union-attr]
 
 
+async def test_a_confirmation_crosses_our_own_bridge_as_the_loops_pause(tmp_path: Path) -> None:
+    """``tooling serve`` asks by elicitation; ``McpToolset`` turns that into the loop's
+    confirmation pause, and the user's answer goes back to the server as the reply."""
+
+    def reply(request_id: str | None, confirmed: bool) -> Content:
+        answer = Part.from_function_response(
+            "request_confirmation", {"confirmed": confirmed}, id=request_id
+        )
+        return Content(role="user", parts=[answer])
+
+    toolset = McpToolset(our_server(), tool_filter=["delete_record"])
+    model = ScriptedModel(
+        [
+            [Part.from_function_call("delete_record", {"record_id": "r1"})],
+            "Deleted r1.",
+            [Part.from_function_call("delete_record", {"record_id": "r2"})],
+            "Kept r2.",
+        ]
+    )
+    agent = Agent(name="records", model=model, instruction="Delete.", tools=[toolset])
+    async with Runner(agent, app_name="mcp") as runner:
+
+        async def run(message: str | Content) -> list[Any]:
+            return [
+                e async for e in runner.run_async(user_id="u", session_id="s", new_message=message)
+            ]
+
+        _, request = await run("delete r1")
+        (ask,) = request.get_function_calls()
+        assert ask.name == "request_confirmation"
+        assert "Confirm running delete_record." in ask.args["toolConfirmation"]["hint"]
+        assert len(model.requests) == 1  # paused: the model waits for the user
+
+        events = await run(reply(ask.id, True))
+        answers = [r.response for e in events for r in e.get_function_responses()]
+        assert {"deleted": "r1"} in answers
+
+        _, request = await run("delete r2")
+        (ask,) = request.get_function_calls()
+        events = await run(reply(ask.id, False))
+        answers = [r.response for e in events for r in e.get_function_responses()]
+        assert any(a.get("error", {}).get("code") == "tool.rejected" for a in answers)
+
+
 # -- failures and the public surface ---------------------------------------------------------
 
 

@@ -33,6 +33,7 @@ from mcp.shared.exceptions import MCPError
 from mcp.shared.subscriptions import ToolsListChanged
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
+from ._asking import Questions
 from ._transports import HttpServer, StdioServer, WatchedStream, open_transport
 
 __all__: list[str] = []
@@ -102,6 +103,8 @@ class Connection:
         self.server = server
         #: Seconds the server has to answer the opening handshake (None: no limit).
         self.timeout = timeout
+        #: The calls in flight, whose questions (elicitations) the client answers.
+        self.questions = Questions()
         self._on_tools_changed = on_tools_changed
         self._home: asyncio.AbstractEventLoop | None = None
         # Below: touched only on the home loop.
@@ -221,6 +224,8 @@ class Connection:
             cache=None,
             client_info=_client_info(),
             message_handler=self._on_message,
+            elicitation_callback=self.questions.on_elicit,
+            sampling_callback=self.questions.on_sampling,
         )
         try:
             async with client:

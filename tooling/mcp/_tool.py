@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import mcp_types as types
@@ -40,6 +40,10 @@ if TYPE_CHECKING:
     from .._context import ToolContext
 
 __all__ = ["McpTool"]
+
+
+class _TimedOut(Exception):
+    """The server did not answer within the call's own time limit."""
 
 
 def _flags_from(annotations: types.ToolAnnotations | None) -> dict[str, Any]:
@@ -213,10 +217,38 @@ class McpTool(BaseTool):
         async def call() -> types.CallToolResult:
             return await connection.request(send)
 
+        answer = ctx.tool_confirmation if ctx is not None else None
+        try:
+            with connection.questions.call(answer) as asking:
+                result = await self._send_within_limit(connection, call)
+        except _TimedOut:
+            raise ToolError(
+                f"tool {self.name!r} did not answer within {self.call_timeout:g} s; the MCP "
+                "server was told to cancel it",
+                code="tool.timeout",
+            ) from None
+        if asking.asked and answer is None:  # the server wants the user's yes first
+            hint = asking.asked[-1]
+            if ctx is None:
+                raise ToolError(
+                    f"tool {self.name!r} waits for the user's confirmation: {hint}",
+                    code="tool.confirmation_required",
+                )
+            ctx.request_confirmation(hint)  # the call ends waiting for the user
+            return types.CallToolResult(content=[], structured_content={})
+        if result.is_error:
+            raise error_from_result(result)
+        return result
+
+    async def _send_within_limit(
+        self, connection: Connection, call: Callable[[], Awaitable[types.CallToolResult]]
+    ) -> types.CallToolResult:
+        """The server's result within ``call_timeout`` (``_TimedOut`` past it); a lost
+        connection, a refusal or a bad answer is told as a ``ToolError``."""
         try:
             async with asyncio.timeout(self.call_timeout) as deadline:
                 try:
-                    result = await connection.on_loop(call)
+                    return await connection.on_loop(call)
                 except ConnectionLost as lost:
                     # A refused session never ran the call; an idempotent one may run twice.
                     if not self.idempotent and not isinstance(lost, SessionExpired):
@@ -226,15 +258,11 @@ class McpTool(BaseTool):
                             "not sent again; the next call reconnects.",
                             code="tool.failed",
                         ) from lost
-                    result = await connection.on_loop(call)  # safe to send again
+                    return await connection.on_loop(call)  # safe to send again
         except TimeoutError:
             if not deadline.expired():
                 raise
-            raise ToolError(
-                f"tool {self.name!r} did not answer within {self.call_timeout:g} s; the MCP "
-                "server was told to cancel it",
-                code="tool.timeout",
-            ) from None
+            raise _TimedOut from None
         except ConnectionLost as lost:
             raise ToolError(
                 f"the connection to the MCP server was lost again while tool {self.name!r} "
@@ -256,6 +284,3 @@ class McpTool(BaseTool):
             raise ToolError(
                 f"cannot reach the MCP server for tool {self.name!r}: {exc}", code="tool.failed"
             ) from exc
-        if result.is_error:
-            raise error_from_result(result)
-        return result
