@@ -152,6 +152,16 @@ class Agent:
                 raise ValueError(f"agent {self.name}: {exc}") from None
         return self._model
 
+    @model.setter
+    def model(self, model: str | BaseLlm) -> None:
+        """Give the agent another model (a name is built on first use)."""
+        self._model = model
+
+    @property
+    def model_as_given(self) -> str | BaseLlm:
+        """The model as given: a name not built yet, or the model (nothing is built)."""
+        return self._model
+
     def walk(self) -> Iterator[Agent]:
         """This agent and all its descendants, depth first."""
         yield self

@@ -47,7 +47,7 @@ def has_api_key(model: str | None = None) -> bool:
 
 def agent_key_variables(root: Agent) -> tuple[str, ...]:
     """The key variables of the root agent's own model (Gemini's when it names no provider)."""
-    model = root._model
+    model = root.model_as_given
     if isinstance(model, str):
         try:
             return KEY_VARIABLES[provider_of(model)[0]]
@@ -122,7 +122,7 @@ def use_replay(root: Agent, module: ModuleType, replay: Path) -> list[ReplayProm
     reaches, put the folder's ``REPLAY_ENV`` in the environment; the replay's prompts."""
     scripted, prompts = read_replay(replay)
     for agent in root.reachable():
-        agent._model = scripted
+        agent.model = scripted
     env = getattr(module, "REPLAY_ENV", None) or {}
     os.environ.update({str(k): str(v) for k, v in dict(env).items()})
     return prompts

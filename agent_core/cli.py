@@ -492,7 +492,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         if args.model:
             model = model_from_name(args.model)
             for agent in root.reachable():
-                agent._model = model
+                agent.model = model
             out.note(f"live run: every agent uses {args.model} ({key_variables(args.model)[0]})")
         else:
             out.note(f"live run: the agents use their own models ({'/'.join(variables)} is set)")

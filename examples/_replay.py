@@ -114,7 +114,7 @@ def load_agent_module(agent_dir: str | os.PathLike[str]) -> ModuleType:
 def use_model(root: Agent, model: ScriptedModel) -> None:
     """Make ``model`` the model of every agent in ``root``'s tree."""
     for agent in root.reachable():
-        agent._model = model
+        agent.model = model
 
 
 def has_api_key() -> bool:

@@ -66,7 +66,9 @@ def test_an_example_folder_is_complete(name: str) -> None:
     module = load_agent_module(folder)
     root = module.root_agent
     assert isinstance(root, Agent)
-    assert isinstance(root._model, str) and root._model.startswith("gemini-")  # built lazily
+    assert isinstance(root.model_as_given, str) and root.model_as_given.startswith(
+        "gemini-"
+    )  # built lazily
     assert root.description and root.instruction
 
     model, prompts = load_replay(folder / "replay.json")

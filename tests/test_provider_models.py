@@ -576,7 +576,7 @@ async def test_the_function_tools_example_runs_on_each_api(
 ) -> None:
     root = load_agent_module(EXAMPLES / "function_tools").root_agent
     model = dialect.model(server)
-    root._model = model
+    root.model = model
     server.reply(
         dialect.turn(
             calls=[
@@ -634,7 +634,7 @@ async def test_the_function_tools_example_runs_on_each_api(
 async def test_streamed_run_shows_partial_text(server: FakeServer, dialect: Dialect) -> None:
     root = load_agent_module(EXAMPLES / "function_tools").root_agent
     model = dialect.model(server)
-    root._model = model
+    root.model = model
     server.reply(
         dialect.streamed(calls=[Call("call_1", "is_even", '{"number": 8}')]),
         dialect.streamed(text="Yes: 8 is an even number."),
