@@ -22,7 +22,8 @@ def test_the_folder_is_complete() -> None:
         assert (EXAMPLE / part).is_file(), part
     root = load_agent_module(EXAMPLE).root_agent
     assert isinstance(root, Agent) and root.description and root.instruction
-    assert isinstance(root._model, str) and root._model.startswith("gemini-")
+    given = root.model_as_given  # built lazily: still the name
+    assert isinstance(given, str) and given.startswith("gemini-")
     model, prompts = load_replay(EXAMPLE / "replay.json")
     assert isinstance(model, ScriptedModel) and prompts
 
