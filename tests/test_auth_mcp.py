@@ -289,3 +289,18 @@ def test_auth_options_go_together_and_need_http(tmp_path: Path) -> None:
     )
     assert half.returncode != 0 and "go together" in half.stderr
     assert stdio.returncode != 0 and "needs --http" in stdio.stderr
+
+
+async def test_tokens_naming_unknown_keys_do_not_make_the_verifier_fetch_each_time(
+    issuer: RunningServer,
+) -> None:
+    import jwt
+
+    verifier = JwtVerifier(issuer.url, AUDIENCE)
+    good = token(issuer, "reader", "r-secret", "read")
+    assert (await verifier.verify_token(good)) is not None
+    fetched = verifier._fetched_at
+    for i in range(5):
+        forged = jwt.encode({"aud": AUDIENCE}, "k" * 32, headers={"kid": f"nope-{i}"})
+        assert await verifier.verify_token(forged) is None
+    assert verifier._fetched_at == fetched  # no new fetch within the minute

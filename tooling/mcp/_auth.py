@@ -9,6 +9,7 @@ and ``tools/list`` shows only the tools those scopes allow.
 from __future__ import annotations
 
 import logging
+import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -20,6 +21,9 @@ if TYPE_CHECKING:
 __all__ = ["McpAuth"]
 
 logger = logging.getLogger("tooling")
+
+#: Seconds before the issuer's keys may be fetched again for a token naming an unknown key.
+REFETCH_AFTER = 60.0
 
 _ALGORITHMS = ["RS256", "RS384", "RS512", "ES256", "ES384", "ES512", "PS256", "EdDSA"]
 
@@ -71,7 +75,8 @@ class JwtVerifier:
     The issuer's metadata (``/.well-known/oauth-authorization-server``, else
     ``/.well-known/openid-configuration``) names its ``jwks_uri``; the keys are fetched
     once, and again (once) when a token names a key not seen yet. Scopes come from the
-    ``scope`` claim (space-separated) or ``scp`` (a list).
+    ``scope`` claim (space-separated) or ``scp`` (a list). The keys are fetched again at
+    most once a minute, however many tokens name unknown keys.
     """
 
     def __init__(self, issuer_url: str, audience: str) -> None:
@@ -79,6 +84,7 @@ class JwtVerifier:
         self.audience = audience
         self._keys: dict[str, Any] = {}
         self._jwks_uri: str | None = None
+        self._fetched_at = float("-inf")
 
     async def _fetch_keys(self) -> None:
         import httpx2
@@ -105,7 +111,8 @@ class JwtVerifier:
 
         try:
             kid = jwt.get_unverified_header(token).get("kid") or ""
-            if kid not in self._keys:
+            if kid not in self._keys and time.monotonic() - self._fetched_at >= REFETCH_AFTER:
+                self._fetched_at = time.monotonic()
                 await self._fetch_keys()
             key = self._keys.get(kid) or (next(iter(self._keys.values())) if not kid else None)
             if key is None:
