@@ -14,7 +14,7 @@ from typing import Any
 
 from tooling.integration import EXIT_OK, CliError, CliParser, load_agent_dir
 
-from ._cli_support import artifact_service, root_agent, session_service
+from ._cli.support import artifact_service, root_agent, session_service
 from ._job_loop import JobLoop, durable_tools
 from ._runner import Runner
 from .jobs.base import Job, JobStatus, JobStore

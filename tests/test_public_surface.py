@@ -352,7 +352,7 @@ LAYERS: dict[str, list[list[str]]] = {
         ["agent_core._invocation"],
         ["agent_core._service_urls", "agent_core._job_loop"],  # stores by URL; the job loop
         ["agent_core._agent_tool", "agent_core._runner"],
-        ["agent_core._cli_support", "agent_core.trace_db"],
+        ["agent_core._cli", "agent_core.trace_db"],
         ["agent_core.web"],
     ],
 }

@@ -9,7 +9,7 @@ from pathlib import Path
 from tooling.integration import CliError, load_agent_dir
 from tooling.web import wait_until_interrupted
 
-from .._cli_support import (
+from .._cli.support import (
     agent_key_variables,
     artifact_service,
     root_agent,

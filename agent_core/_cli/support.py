@@ -11,19 +11,19 @@ from typing import TYPE_CHECKING
 
 from tooling.integration import CliError
 
-from ._agent import Agent
-from ._service_urls import (
+from .._agent import Agent
+from .._service_urls import (
     artifact_service_from_url,
     credential_service_from_url,
     session_service_from_url,
 )
-from .models._names import KEY_VARIABLES, provider_of
-from .models.scripted import ReplayPrompt, ScriptedModel, load_replay
-from .services.artifacts import SqliteArtifactService
-from .services.base import BaseArtifactService
-from .sessions.base import BaseSessionService
-from .sessions.memory import InMemorySessionService
-from .sessions.sqlite import SqliteSessionService
+from ..models._names import KEY_VARIABLES, provider_of
+from ..models.scripted import ReplayPrompt, ScriptedModel, load_replay
+from ..services.artifacts import SqliteArtifactService
+from ..services.base import BaseArtifactService
+from ..sessions.base import BaseSessionService
+from ..sessions.memory import InMemorySessionService
+from ..sessions.sqlite import SqliteSessionService
 
 if TYPE_CHECKING:
     from tooling.auth import CredentialService
@@ -110,7 +110,7 @@ def credential_service(where: str | None) -> CredentialService | None:
     try:
         if "://" in where:
             return credential_service_from_url(where)
-        from .services.credentials import SqliteCredentialService
+        from ..services.credentials import SqliteCredentialService
 
         return SqliteCredentialService(where)
     except (sqlite3.Error, OSError, ValueError, ImportError) as exc:
