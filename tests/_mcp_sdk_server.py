@@ -59,6 +59,7 @@ TOOLS = [
     ),
     _tool("triple", {"a": {"type": "string"}, "b": {"type": "string"}, "c": {"type": "string"}}),
     _tool("in_background", {}, execution=types.ToolExecution(task_support="required")),
+    _tool("summarize", {}),
 ]
 
 
@@ -103,6 +104,12 @@ async def call_tool(
             marker.with_suffix(".cancelled").write_text("cancelled")
             raise
         return types.CallToolResult(content=_text("slept"))
+    if name == "summarize":  # asks the client's model (2026-07-28: an input request)
+        question = types.SamplingMessage(role="user", content=types.TextContent(text="Sum up"))
+        request = types.CreateMessageRequest(
+            params=types.CreateMessageRequestParams(messages=[question], max_tokens=10)
+        )
+        return types.InputRequiredResult(input_requests={"sample": request})  # type: ignore[return-value]
     if name in ("count", "triple"):
         return types.CallToolResult(content=_text("ok"), structured_content=dict(args))
     if name == "stats":

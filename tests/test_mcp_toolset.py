@@ -182,6 +182,17 @@ async def test_a_tool_that_requires_tasks_is_left_out(caplog: pytest.LogCaptureF
     assert "tasks are not supported" in line
 
 
+async def test_a_sampling_request_is_refused_in_the_clients_own_words(
+    sdk_tools: McpToolset,
+) -> None:
+    summarize = (await tools_of(sdk_tools))["summarize"]
+    with pytest.raises(ToolError) as raised:
+        await summarize.run({})
+    assert raised.value.code == "tool.failed"
+    assert "does not answer sampling requests" in raised.value.message
+    assert "the MCP server refused" not in raised.value.message
+
+
 async def test_a_list_change_invalidates_the_cache() -> None:
     toolset = McpToolset(sdk_server())
     try:

@@ -38,6 +38,12 @@ class Asking:
     asked: list[str] = field(default_factory=list)
 
 
+#: The client's answer to a sampling request (and how its refusal is recognized).
+SAMPLING_REFUSED = (
+    "this MCP client (agent-tooling's McpToolset) does not answer sampling requests: the "
+    "refusal is the client's, not a fault of the server"
+)
+
 _current: ContextVar[Asking | None] = ContextVar("mcp_asking", default=None)
 
 
@@ -83,11 +89,7 @@ class Questions:
 
     async def on_sampling(self, context: Any, params: Any) -> types.ErrorData:
         """Sampling is refused, in words that say the refusal is this client's."""
-        return types.ErrorData(
-            code=types.INVALID_REQUEST,
-            message="this MCP client (agent-tooling's McpToolset) does not answer sampling "
-            "requests: the refusal is the client's, not a fault of the server",
-        )
+        return types.ErrorData(code=types.INVALID_REQUEST, message=SAMPLING_REFUSED)
 
 
 def _yes(schema: Any) -> dict[str, str | int | float | bool | list[str] | None]:

@@ -29,6 +29,7 @@ from .._context import progress_is_read
 from .._errors import ToolError, error_details_from_validation
 from .._results import to_response
 from .._types import ToolResponse
+from ._asking import SAMPLING_REFUSED
 from ._connection import Connection, ConnectionLost, SessionExpired
 from ._content import artifact_from_result, error_from_result, response_from_result
 from ._meta import call_meta
@@ -270,6 +271,12 @@ class McpTool(BaseTool):
                 code="tool.failed",
             ) from lost
         except MCPError as exc:
+            if exc.error.message == SAMPLING_REFUSED:
+                raise ToolError(
+                    f"tool {self.name!r} asked for a completion from the client's model "
+                    f"(sampling), and {SAMPLING_REFUSED}",
+                    code="tool.failed",
+                ) from exc
             raise ToolError(
                 f"the MCP server refused the call to {self.name!r}: {exc.error.message}",
                 code="tool.failed",
