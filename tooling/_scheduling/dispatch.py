@@ -76,6 +76,7 @@ class Dispatch:
         #: The run's counts (the scheduler's budget, else this dispatch's own, made when
         #: a policy first needs it).
         self._budget = settings.budget
+        self.quiet = False  # set once planned (see execute)
         #: Whether each answered call is logged (debug logging is on).
         self.debug = logger.isEnabledFor(logging.DEBUG)
         # Plain calls take the short way unless something around every call (hooks, a
@@ -99,6 +100,8 @@ class Dispatch:
             mode: Mode = self.settings.strategy.value
             plan = plan_dispatch(self.calls, todo, self.settings.tools, mode)
             self.plan = plan
+            #: Whether an answer is only recorded: no folds, no trace, nobody streaming.
+            self.quiet = not plan.followers and self.trace is None and not self.channel.consumer
             blocked_by: str | None = None
             if self.trace is not None:
                 self.trace.plan(self.records)

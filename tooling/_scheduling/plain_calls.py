@@ -124,7 +124,11 @@ async def answer_plainly(dispatch: Dispatch, index: int, plain: PlainTool) -> No
     response.duration_s = ended - started
     if dispatch.debug:
         log_answer(call, response)
-    dispatch.finish(index, response, None, ended)
+    if dispatch.quiet:  # the answer is only recorded (finish would do just this)
+        dispatch.responses[index] = response
+        dispatch.ended_at[index] = ended
+    else:
+        dispatch.finish(index, response, None, ended)
 
 
 def log_answer(call: ToolCall, response: ToolResponse) -> None:
