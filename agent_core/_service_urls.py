@@ -6,12 +6,17 @@
 ``sqlite:////var/lib/app.db`` an absolute one, ``sqlite://`` or ``sqlite:///:memory:``
 a private in-memory database. ``postgresql://`` (also ``postgres://`` and
 ``postgresql+psycopg://``) URLs go to psycopg as they are, the driver suffix dropped;
-psycopg is imported only then.
+psycopg is imported only then. Their query may also size the service's connection pool:
+``max_size`` (connections, 10 by default; a run holding a session's lease keeps one),
+``min_size`` and ``timeout`` (seconds an operation waits for a connection), as in
+``postgresql://agent@db/app?max_size=50``; these are taken off before the URL reaches
+psycopg, the rest of the query (``sslmode``, ``options``, ...) is passed on.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import urllib.parse
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from tooling.auth import CredentialService
@@ -55,6 +60,32 @@ def _split(url: str) -> tuple[str, str]:
     )
 
 
+#: Query parameters of a ``postgresql://`` URL that size the pool, and how they are read.
+_POOL_OPTIONS = {"max_size": int, "min_size": int, "timeout": float}
+
+
+def _pool_options(dsn: str) -> tuple[str, dict[str, Any]]:
+    """``dsn`` without its pool options, and the options (``max_size=50`` -> 50)."""
+    parts = urllib.parse.urlsplit(dsn)
+    kept: list[tuple[str, str]] = []
+    options: dict[str, Any] = {}
+    for name, value in urllib.parse.parse_qsl(parts.query, keep_blank_values=True):
+        read = _POOL_OPTIONS.get(name)
+        if read is None:
+            kept.append((name, value))
+            continue
+        try:
+            options[name] = read(value)
+        except ValueError:
+            raise ValueError(f"{name}={value!r} in a postgresql URL is not a number") from None
+        if options[name] < (0 if name == "min_size" else 1) and name != "timeout":
+            raise ValueError(f"{name} in a postgresql URL must be at least 1, not {value}")
+    if "min_size" in options and options["min_size"] > options.get("max_size", 10):
+        raise ValueError("min_size in a postgresql URL is above its max_size")
+    query = urllib.parse.urlencode(kept)
+    return urllib.parse.urlunsplit(parts._replace(query=query)), options
+
+
 def session_service_from_url(url: str) -> BaseSessionService:
     """The session service ``url`` names (see the module docs for the forms)."""
     kind, where = _split(url)
@@ -68,7 +99,8 @@ def session_service_from_url(url: str) -> BaseSessionService:
         return SqliteSessionService(where)
     from .sessions.postgres import PostgresSessionService
 
-    return PostgresSessionService(where)
+    dsn, pool = _pool_options(where)
+    return PostgresSessionService(dsn, **pool)
 
 
 def job_store_from_url(url: str) -> JobStore:
@@ -85,7 +117,8 @@ def job_store_from_url(url: str) -> JobStore:
         return SqliteJobStore(where)
     from .jobs.postgres import PostgresJobStore
 
-    return PostgresJobStore(where)
+    dsn, pool = _pool_options(where)
+    return PostgresJobStore(dsn, **({"max_size": pool["max_size"]} if "max_size" in pool else {}))
 
 
 def artifact_service_from_url(url: str) -> BaseArtifactService:
@@ -101,7 +134,8 @@ def artifact_service_from_url(url: str) -> BaseArtifactService:
         return SqliteArtifactService(where)
     from .services.postgres_artifacts import PostgresArtifactService
 
-    return PostgresArtifactService(where)
+    dsn, pool = _pool_options(where)
+    return PostgresArtifactService(dsn, **pool)
 
 
 def credential_service_from_url(url: str, *, key: str | bytes | None = None) -> CredentialService:
@@ -121,4 +155,5 @@ def credential_service_from_url(url: str, *, key: str | bytes | None = None) -> 
         return SqliteCredentialService(where, key=key)
     from .services.postgres_credentials import PostgresCredentialService
 
-    return PostgresCredentialService(where, key=key)
+    dsn, pool = _pool_options(where)
+    return PostgresCredentialService(dsn, key=key, **pool)

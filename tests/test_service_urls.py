@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 import sys
 from pathlib import Path
@@ -101,3 +102,49 @@ def test_import_agent_core_does_not_import_psycopg() -> None:
         "assert 'psycopg' in sys.modules\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_a_postgres_url_sizes_the_pool_and_psycopg_never_sees_the_options() -> None:
+    url = "postgresql://u@localhost:5999/db?sslmode=disable&max_size=3&min_size=2&timeout=4.5"
+    sessions = session_service_from_url(url)
+    artifacts = artifact_service_from_url(url)
+    try:
+        for service in (sessions, artifacts):
+            assert service.max_size == 3  # type: ignore[attr-defined]
+            assert service.dsn == "postgresql://u@localhost:5999/db?sslmode=disable"  # type: ignore[attr-defined]
+    finally:
+        sessions.close()  # type: ignore[attr-defined]
+        artifacts.close()  # type: ignore[attr-defined]
+    for bad in ("max_size=0", "max_size=many", "min_size=5&max_size=2"):
+        with pytest.raises(ValueError):
+            session_service_from_url(f"postgresql://u@localhost:5999/db?{bad}")
+
+
+async def test_a_pool_sized_by_url_serves_runs_on_a_real_server(postgres_dsn: str) -> None:
+    from agent_core import Agent, Runner, ScriptedModel
+
+    service = session_service_from_url(postgres_dsn + "&max_size=2")
+    try:
+        assert service.max_size == 2  # type: ignore[attr-defined]
+        runner = Runner(
+            Agent("echo", ScriptedModel(["One.", "Two.", "Three."])),
+            app_name="app",
+            session_service=service,
+        )
+
+        async def run(session_id: str) -> str:
+            events = [
+                e
+                async for e in runner.run_async(
+                    user_id="u", session_id=session_id, new_message="hi"
+                )
+            ]
+            text = events[-1].content.text if events[-1].content is not None else None
+            return text or ""
+
+        # Three runs at once on two connections: each holds one while it runs, so the
+        # third waits for a free one and still completes.
+        said = await asyncio.gather(run("a"), run("b"), run("c"))
+        assert sorted(said) == ["One.", "Three.", "Two."]
+    finally:
+        await service.aclose()  # type: ignore[attr-defined]

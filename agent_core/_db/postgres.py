@@ -75,7 +75,7 @@ class PostgresDatabase:
         self.dsn = dsn
         self._schema = tuple(schema)
         self._min_size = min_size
-        self._max_size = max_size
+        self.max_size = max_size
         self._timeout = timeout
         self._thread_name = thread_name
         self._state_lock = threading.Lock()
@@ -101,7 +101,7 @@ class PostgresDatabase:
         pool: AsyncConnectionPool[AsyncConnection] = AsyncConnectionPool(
             self.dsn,
             min_size=self._min_size,
-            max_size=self._max_size,
+            max_size=self.max_size,
             timeout=self._timeout,
             kwargs={"autocommit": True},
             check=AsyncConnectionPool.check_connection,
@@ -247,6 +247,11 @@ class PostgresBacked(Closing):
     def dsn(self) -> str:
         """The connection string."""
         return self._db.dsn
+
+    @property
+    def max_size(self) -> int:
+        """The most connections the pool opens (a run holding a lease keeps one)."""
+        return self._db.max_size
 
     def close(self) -> None:
         """Close the connection pool (blocks; idempotent)."""
