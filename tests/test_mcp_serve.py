@@ -296,6 +296,42 @@ async def test_ending_a_session_cancels_its_calls_over_http(http_url: str, tmp_p
     assert await eventually(lambda: Path(marker + ".cancelled").exists())
 
 
+async def test_a_dropped_http_stream_is_not_a_cancel(http_url: str, tmp_path: Path) -> None:
+    import httpx2  # the HTTP client the SDK itself uses
+
+    marker = tmp_path / "dropped-stream"
+    headers = {"Accept": "application/json, text/event-stream"}
+    hello = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "raw", "version": "1"},
+        },
+    }
+    async with httpx2.AsyncClient(timeout=30) as http:
+        opened = await http.post(http_url, json=hello, headers=headers)
+        session = {**headers, "Mcp-Session-Id": opened.headers["mcp-session-id"]}
+        done = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+        await http.post(http_url, json=done, headers=session)
+        call = {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tools/call",
+            "params": {"name": "wait_for", "arguments": {"marker": str(marker)}},
+        }
+        async with http.stream("POST", http_url, json=call, headers=session):
+            assert await eventually(lambda: Path(f"{marker}.started").exists())
+        # The response stream is gone (its connection closed), the session is not: the
+        # call runs on, as the MCP specification says a disconnect is not a cancel.
+        await asyncio.sleep(1.0)
+        assert not Path(f"{marker}.cancelled").exists()
+        marker.write_text("go")
+        await http.delete(http_url, headers=session)
+
+
 # -- the command -------------------------------------------------------------------------------
 
 
