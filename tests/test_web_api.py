@@ -481,6 +481,45 @@ def test_agent_core_web_serves_a_folder_of_agents(tmp_path) -> None:
         process.wait(10)
 
 
+def test_a_folder_of_agents_leaves_out_one_whose_package_is_missing(tmp_path) -> None:
+    agent = (
+        "from agent_core import Agent, ScriptedModel\n"
+        "root_agent = Agent('{name}', ScriptedModel(['hi']), description='d', instruction='i')\n"
+    )
+    (tmp_path / "fine").mkdir()
+    (tmp_path / "fine" / "agent.py").write_text(agent.format(name="fine"))
+    (tmp_path / "needs_extra").mkdir()
+    (tmp_path / "needs_extra" / "agent.py").write_text(
+        "import no_such_package_for_this_test\n" + agent.format(name="needs_extra")
+    )
+    command = [sys.executable, "-m", "agent_core.cli", "web", "--port", "0", "--no-browser"]
+    process = subprocess.Popen(
+        [*command, str(tmp_path)],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        url = _started(process)
+        import urllib.request
+
+        base, token = url.split("/?token=")
+        req = urllib.request.Request(base + "/api/info", headers={"X-Inspector-Token": token})
+        info = json.load(urllib.request.urlopen(req, timeout=10))
+        assert [a["name"] for a in info["apps"]] == ["fine"]
+    finally:
+        process.terminate()
+        _, errors = process.communicate(timeout=10)
+    assert "leaving out needs_extra" in errors and "no_such_package_for_this_test" in errors
+
+    # Alone, the folder that cannot load is an error, as before.
+    alone = subprocess.run(
+        [*command, str(tmp_path / "needs_extra")], cwd=ROOT, capture_output=True, text=True
+    )
+    assert alone.returncode != 0 and "no_such_package_for_this_test" in alone.stderr
+
+
 def test_importing_the_packages_loads_none_of_the_inspector() -> None:
     script = (
         "import sys, tooling, agent_core\n"

@@ -20,7 +20,14 @@ from tooling import tool
 from tooling.cli import PROVIDERS, load_target
 from tooling.web import WebServer, serve_tools
 
-EXAMPLES = sorted(p for p in (ROOT / "examples").iterdir() if (p / "agent.py").is_file())
+#: The examples this environment can load (those needing other frameworks are checked in
+#: their own environment, by tests/adapters).
+OTHER_ENVIRONMENT = ("third_party_tools",)
+EXAMPLES = sorted(
+    p
+    for p in (ROOT / "examples").iterdir()
+    if (p / "agent.py").is_file() and p.name not in OTHER_ENVIRONMENT
+)
 
 TOOLS = '''
 """Tools for the try-it tests."""

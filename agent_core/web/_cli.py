@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 from pathlib import Path
 
 from tooling.integration import CliError, load_agent_dir
@@ -57,6 +58,25 @@ def _app(
     return InspectedApp(runner, target=module, label=label, replay=replayed)
 
 
+def _apps(
+    folders: list[Path], service: BaseSessionService, artifacts: BaseArtifactService | None
+) -> list[InspectedApp]:
+    """One app per folder. In a folder of several agents, one whose code needs a package
+    that is not installed (an example needing an extra) is left out with a warning on
+    stderr; any other problem, or a single folder, is an error."""
+    apps: list[InspectedApp] = []
+    for each in folders:
+        try:
+            apps.append(_app(each, service, artifacts))
+        except CliError as exc:
+            if len(folders) == 1 or not isinstance(exc.__cause__, ModuleNotFoundError):
+                raise
+            print(f"agent-core: leaving out {each.name}: {exc}", file=sys.stderr)
+    if not apps:
+        raise CliError("no agent folder could be loaded")
+    return apps
+
+
 def cmd_web(args: argparse.Namespace) -> int:
     """Serve the inspector for FOLDER until interrupted."""
     folder = Path(args.folder)
@@ -67,7 +87,7 @@ def cmd_web(args: argparse.Namespace) -> int:
     service = session_service(args.session_db)
     artifacts = artifact_service(args.session_db)
     try:
-        apps = [_app(each, service, artifacts) for each in folders]
+        apps = _apps(folders, service, artifacts)
         server = serve_apps(
             apps,
             trace_db=args.trace_db,
