@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import json
 import sys
 from pathlib import Path
 
@@ -44,4 +45,8 @@ async def test_the_examples_tools_are_served_over_stdio() -> None:
 
         bad = await client.call_tool("render_bar_chart", {"title": "t", "labels": [], "values": []})
         assert bad.is_error
-        assert bad.structured_content["error"]["code"] == "tool.invalid_arguments"  # type: ignore[index]
+        # An error is its JSON text only (clients check structured content against the
+        # tool's output schema even on errors).
+        assert bad.structured_content is None
+        [text] = [b for b in bad.content if isinstance(b, types.TextContent)]
+        assert json.loads(text.text)["error"]["code"] == "tool.invalid_arguments"
