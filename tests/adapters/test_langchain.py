@@ -224,3 +224,21 @@ def test_out_a_tool_needing_confirmation_is_refused() -> None:
 
     with pytest.raises(ValueError, match="confirmation"):
         to_langchain(delete)
+
+
+async def test_out_images_and_files_are_content_blocks_after_the_text() -> None:
+    from tooling import Blob, FileRef
+
+    @tool
+    def chart() -> dict:
+        """Draw a chart."""
+        return {"image": Blob("image/png", b"PNG"), "data": FileRef("gs://b/d.csv", "text/csv")}
+
+    message = await to_langchain(chart).ainvoke(tool_call("chart", {}))
+    text, image, data = message.content
+    assert json.loads(text["text"]) == {
+        "image": {"part": 0, "mime_type": "image/png"},
+        "data": {"part": 1, "mime_type": "text/csv"},
+    }
+    assert image == {"type": "image", "base64": "UE5H", "mime_type": "image/png"}
+    assert data == {"type": "file", "url": "gs://b/d.csv", "mime_type": "text/csv"}

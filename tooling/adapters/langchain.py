@@ -14,6 +14,7 @@ validation, context and error responses; a ``ToolError`` becomes the tool's erro
 from __future__ import annotations
 
 import asyncio
+import base64
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -21,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from .._base import BaseTool, BaseToolset
 from .._context import SimpleToolContext
 from .._errors import ToolError
-from .._types import ToolResult
+from .._types import Blob, FileRef, ToolResult
 from ._base import ForeignTool, answer, as_tool, model_schema, require, response_text, tool_name
 
 if TYPE_CHECKING:
@@ -190,7 +191,8 @@ def to_langchain(tool: BaseTool | Callable[..., Any], *, granted_scopes: Iterabl
     whose ``function_call_id`` is the LangChain tool call's id) and time limit. A failure
     is the tool's error text (``handle_tool_error``: a ``ToolMessage`` with status
     ``"error"`` holding our error response's JSON), never an exception out of
-    ``ainvoke``; a ``ToolResult`` gives LangChain's content and artifact. LangChain has
+    ``ainvoke``; a ``ToolResult`` gives LangChain's content and artifact; ``Blob`` and
+    ``FileRef`` parts follow the text as LangChain's image and file content blocks. LangChain has
     no confirmation protocol, so a tool that requires confirmation is refused here.
     """
     ours = as_tool(tool)
@@ -202,16 +204,21 @@ def to_langchain(tool: BaseTool | Callable[..., Any], *, granted_scopes: Iterabl
     tools = _tools_module()
     scopes = frozenset(granted_scopes)
 
-    async def call(**kwargs: Any) -> tuple[str, Any]:
+    async def call(**kwargs: Any) -> tuple[Any, Any]:
         call_id = kwargs.pop(_CALL_ID, None) or ""
         ctx = SimpleToolContext(caller="langchain", function_call_id=call_id)
         response = await answer(ours, kwargs, ctx, granted_scopes=scopes)
         if response.error is not None:
             raise tools.ToolException(response_text(response))
-        return response_text(response), response.artifact
+        text = response_text(response)
+        if not response.parts:
+            return text, response.artifact
+        # Images and files as LangChain's standard content blocks, after the text.
+        blocks = [{"type": "text", "text": text}, *map(_content_block, response.parts)]
+        return blocks, response.artifact
 
-    def call_sync(**kwargs: Any) -> tuple[str, Any]:
-        answered: tuple[str, Any] = _run_coroutine(lambda: call(**kwargs))
+    def call_sync(**kwargs: Any) -> tuple[Any, Any]:
+        answered: tuple[Any, Any] = _run_coroutine(lambda: call(**kwargs))
         return answered
 
     structured_tool: Any = tools.StructuredTool
@@ -241,6 +248,14 @@ def to_langchain(tool: BaseTool | Callable[..., Any], *, granted_scopes: Iterabl
             "long_running": ours.long_running,
         },
     )
+
+
+def _content_block(part: Blob | FileRef) -> dict[str, Any]:
+    kind = "image" if part.mime_type.startswith("image/") else "file"
+    if isinstance(part, FileRef):
+        return {"type": kind, "url": part.uri, "mime_type": part.mime_type}
+    data = base64.b64encode(part.data).decode("ascii")
+    return {"type": kind, "base64": data, "mime_type": part.mime_type}
 
 
 def _run_coroutine(make: Callable[[], Any]) -> Any:
