@@ -55,7 +55,7 @@ def test_call_prints_an_http_error_and_exits_1(store_url: str) -> None:
     )
     assert result.returncode == 1
     error = json.loads(result.stdout)["error"]
-    assert error["code"] == "http.error" and error["details"][0]["status"] == 404
+    assert error["code"] == "http.error" and error["details"]["status"] == 404
 
 
 def test_a_json_file_that_is_not_openapi_is_a_usage_error(tmp_path: Path) -> None:

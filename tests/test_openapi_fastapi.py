@@ -197,15 +197,15 @@ def test_an_http_error_carries_status_and_body(served: Any) -> None:
     err = caught.value
     assert err.code == "http.error"
     assert "GET /items/{item_id}" in err.message and "404" in err.message
-    assert err.details == [{"status": 404, "body": {"detail": "no item 'nope'"}}]
+    assert err.details == {"status": 404, "body": {"detail": "no item 'nope'"}}
 
 
 def test_a_500_with_a_10_mb_body_is_cut_at_2_kib(served: Any) -> None:
     ts = toolset(served)
     with pytest.raises(ToolError) as caught:
         asyncio.run(call(ts, "huge_error_huge_error_get", {}))
-    (detail,) = caught.value.details or []
-    assert detail["status"] == 500
+    detail = caught.value.details
+    assert isinstance(detail, dict) and detail["status"] == 500
     assert len(detail["body"].encode()) < 2200 and detail["body"].startswith("xxxx")
 
 

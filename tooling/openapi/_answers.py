@@ -4,7 +4,7 @@
   ``{"result": text}``; binary content is a ``Blob`` part; an empty body is
   ``{"status": "success", "http_status": <status>}``.
 * 4xx/5xx: ``ToolError(code="http.error")`` naming the method, path and status, with
-  ``details=[{"status": <status>, "body": <the body, cut at 2 KiB>}]``.
+  ``details={"status": <status>, "body": <the body, cut at 2 KiB>}``.
 * An answer that is not what the operation describes (HTML where JSON was described,
   invalid JSON) or larger than the bound is ``tool.failed``, with the start of the body.
 
@@ -71,7 +71,7 @@ def http_error(
     return ToolError(
         f"{plan.label} answered HTTP {status}{' ' + reason if reason else ''}",
         code="http.error",
-        details=[{"status": status, "body": body}],
+        details={"status": status, "body": body},
     )
 
 

@@ -24,9 +24,10 @@ def test_replay_matches_snapshot() -> None:
     assert inventory == {"available": 3, "sold": 1}  # the API key was sent
     missing = replay.exchanges[4].events[1].get_function_responses()[0].response
     assert missing["error"]["code"] == "http.error"
-    assert missing["error"]["details"] == [
-        {"status": 404, "body": {"code": 404, "message": "no pet with id 42"}}
-    ]
+    assert missing["error"]["details"] == {
+        "status": 404,
+        "body": {"code": 404, "message": "no pet with id 42"},
+    }
 
 
 def test_the_toolset_has_one_tool_per_operation() -> None:
