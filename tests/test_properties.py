@@ -693,3 +693,60 @@ def test_mcp_types_every_object_or_array_parameter_and_its_json_text_is_read(
     }
     fixed = lenient_arguments(t, as_text)
     assert fixed == sent
+
+
+class _Shade(enum.Enum):
+    LIGHT = "light"
+    DARK = "dark"
+
+
+class _Spot(BaseModel):
+    x: int
+
+
+_BARE = [
+    (int, 3),
+    (float, 0.5),
+    (str, "s"),
+    (bool, True),
+    (int | None, None),
+    (list[int], [1, 2]),
+    (dict[str, float], {"a": 1.0}),
+    (tuple[int, str], None),
+    (set[str], None),
+    (Literal["a", "b"], "a"),
+    (_Shade, None),
+    (_Shade | None, None),
+    (list[_Shade], None),
+    (_Spot, None),
+    (list[_Spot] | None, None),
+    (typing_extensions.TypedDict("_Row", {"k": int}), None),
+    (Any, None),
+    (bytes, None),
+]
+
+
+@pytest.mark.parametrize("annotation,default", _BARE, ids=[repr(a) for a, _ in _BARE])
+@pytest.mark.parametrize("required", [True, False], ids=["required", "defaulted"])
+def test_a_bare_parameter_is_described_as_the_model_describes_it(
+    annotation: Any, default: Any, required: bool
+) -> None:
+    # Bare annotations with a docstring description and a plain default take the
+    # quickest description (the type's schema, made once); the model must agree.
+    from tooling._function.schema import parameters_schema
+
+    def f(a: int, b: Any, c: str = "c") -> int:
+        """Args:
+        a: First.
+        b: Second.
+        c: Third.
+        """
+        return a
+
+    f.__annotations__ = {"a": int, "b": annotation, "c": str, "return": int}
+    if not required:
+        f.__defaults__ = (default, "c")
+        f.__code__ = f.__code__.replace()  # the signature reads __defaults__
+    t = tool(f)
+    assert [p.required for p in t.spec.parameters] == [True, required, False]
+    assert json.dumps(t.parameters_json_schema) == json.dumps(parameters_schema(t.args_model))

@@ -12,8 +12,10 @@ parameter at fault.
 
 from __future__ import annotations
 
+import functools
+import json
 import threading
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, get_origin
 
 from pydantic import (
     BaseModel,
@@ -25,7 +27,7 @@ from pydantic import (
 )
 
 from .._jsonschema import strip_titles
-from .schema import ArgsSchemaGenerator, parameters_schema
+from .schema import ArgsSchemaGenerator, parameters_schema, plain_json
 
 if TYPE_CHECKING:
     from .spec import ParameterSpec
@@ -77,22 +79,37 @@ def _described(
     fields: Fields, params: list[ParameterSpec], defaults: dict[str, Any]
 ) -> dict[str, Any]:
     adapters: list[tuple[str, Any, TypeAdapter[Any]]] = []
+    plain: dict[str, dict[str, Any]] = {}  # parameters described without an adapter of their own
     for param in params:
         annotation, info = fields[param.field]
-        if info.alias is not None or param.name in _UNSORTED:
+        if (
+            info.alias is not None
+            or info.validation_alias is not None
+            or info.serialization_alias is not None
+            or param.name in _UNSORTED
+        ):
             # A renamed field is the model's to describe; so is one pydantic leaves unsorted
             # (its keys then keep the order the model writes them in).
             raise _ModelOnly
+        simple = _simple_schema(annotation, info, defaults.get(param.name, _NO_DEFAULT))
+        if simple is not None:
+            plain[param.name] = simple
+            continue
         adapter = _adapter(Annotated[annotation, info], annotation)
         if param.name in defaults:
             adapter.validate_python(defaults[param.name])  # raises: the model explains it
         adapters.append((param.name, "validation", adapter))
-    described, definitions = TypeAdapter.json_schemas(
-        adapters, schema_generator=ArgsSchemaGenerator
+    described, definitions = (
+        TypeAdapter.json_schemas(adapters, schema_generator=ArgsSchemaGenerator)
+        if adapters
+        else ({}, {})
     )
     root: dict[str, Any] = {
         "additionalProperties": False,
-        "properties": {p.name: described[(p.name, "validation")] for p in params},
+        "properties": {
+            p.name: plain[p.name] if p.name in plain else described[(p.name, "validation")]
+            for p in params
+        },
     }
     required = [p.name for p in params if p.required]
     if required:
@@ -138,6 +155,61 @@ def _sorted(value: Any, parent_key: str | None = None) -> Any:
     if isinstance(value, list):
         return [_sorted(item, parent_key) for item in value]
     return value
+
+
+_NO_DEFAULT: Any = object()
+
+
+def _simple_schema(annotation: Any, info: Any, default: Any) -> dict[str, Any] | None:
+    """The schema of a parameter whose field says no more than a description and a plain
+    JSON default, of a type described without ``$defs``: the type's schema (its adapter
+    made once per annotation) with the description and default, as a model writes them.
+    None for anything else (its own adapter describes it)."""
+    if (
+        info.metadata
+        or info.examples is not None
+        or info.json_schema_extra is not None
+        or info.title is not None
+        or info.deprecated is not None
+        or info.discriminator is not None
+        or info.default_factory is not None
+        or get_origin(annotation) is Annotated
+        or (default is not _NO_DEFAULT and not plain_json(default))
+    ):
+        return None
+    try:
+        adapter, schema = _type_schema(annotation)
+    except TypeError:  # an unhashable annotation
+        return None
+    if adapter is None or schema is None:
+        return None
+    if default is not _NO_DEFAULT:
+        adapter.validate_python(default)  # raises: the model explains it
+    out = dict(schema)
+    if info.description is not None:
+        out["description"] = info.description
+    if default is not _NO_DEFAULT:
+        out["default"] = default
+    return out
+
+
+@functools.lru_cache(maxsize=256)
+def _type_schema(annotation: Any) -> tuple[TypeAdapter[Any] | None, dict[str, Any] | None]:
+    """A type's adapter (the model's configuration) and schema, or None for a schema with
+    references (those are named with the other parameters' definitions)."""
+    try:
+        adapter: TypeAdapter[Any] = TypeAdapter(annotation, config=_CONFIG)
+    except PydanticUserError:  # a model, dataclass or TypedDict: described with the others
+        return None, None
+    # Described as a list's items: a type pydantic gives a definition of its own (an enum,
+    # a model) is then a reference, as it is inside a model, and is described with the
+    # other parameters; at the root of its own schema it would be written inline.
+    items = TypeAdapter(list[annotation], config=_CONFIG).json_schema(
+        mode="validation", schema_generator=ArgsSchemaGenerator
+    )
+    if "$defs" in items or "$ref" in json.dumps(items):
+        return adapter, None
+    return adapter, strip_titles(items["items"])
 
 
 def build_model(target: Target, fields: Fields) -> type[BaseModel]:

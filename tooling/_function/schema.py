@@ -46,12 +46,12 @@ class ArgsSchemaGenerator(_QuickGenerator):
     """
 
     def encode_default(self, dft: Any) -> Any:
-        if _plain_json(dft):
+        if plain_json(dft):
             return dft
         return super().encode_default(dft)
 
 
-def _plain_json(value: Any, depth: int = 0) -> bool:
+def plain_json(value: Any, depth: int = 0) -> bool:
     kind = type(value)
     if kind in (str, int, bool) or value is None:
         return True
@@ -60,9 +60,9 @@ def _plain_json(value: Any, depth: int = 0) -> bool:
     if depth > 8:
         return False
     if kind is list:
-        return all(_plain_json(v, depth + 1) for v in value)
+        return all(plain_json(v, depth + 1) for v in value)
     if kind is dict:
-        return all(type(k) is str and _plain_json(v, depth + 1) for k, v in value.items())
+        return all(type(k) is str and plain_json(v, depth + 1) for k, v in value.items())
     return False
 
 
