@@ -11,7 +11,8 @@ import contextlib
 from collections.abc import Iterator
 from typing import Any
 
-from ._sql import SqlJobStore, Tx
+from ._rows import Tx
+from ._sql import SqlJobStore
 
 __all__ = ["PostgresJobStore"]
 
