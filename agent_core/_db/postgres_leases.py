@@ -99,14 +99,16 @@ class LeasedPostgres(PostgresBacked):
                 row = await cur.fetchone()
                 took = bool(row and row[0])
             else:
-                # One round trip. Were the wait to time out, the statements run as one
-                # implicit transaction, so its lock_timeout setting is undone with it.
+                # One statement, so one round trip and its own transaction: were the
+                # wait to time out, the statement fails and its lock_timeout setting is
+                # undone with it (the target list is evaluated left to right).
                 ms = f"{max(1, int(timeout * 1000))}ms"
                 try:
-                    async with conn.pipeline():
-                        await conn.execute("SELECT set_config('lock_timeout', %s, false)", (ms,))
-                        await conn.execute(f"SELECT pg_advisory_lock({_LOCK_KEY})", (lock_key,))
-                        await conn.execute("SELECT set_config('lock_timeout', '0', false)")
+                    await conn.execute(
+                        "SELECT set_config('lock_timeout', %s, false),"
+                        f" pg_advisory_lock({_LOCK_KEY}), set_config('lock_timeout', '0', false)",
+                        (ms, lock_key),
+                    )
                     took = True
                 except psycopg.errors.LockNotAvailable:
                     took = False

@@ -113,6 +113,20 @@ _APPEND = """WITH s AS (
 SELECT seq FROM e"""
 
 
+# Reading a session is one statement, so one round trip and one snapshot: its row, its
+# own state, the app's and the user's state (as arrays of [key, value]) and its events in
+# commit order. No session, no row.
+_READ = """SELECT s.update_time,
+    ARRAY(SELECT ARRAY[key, value] FROM agent_session_state
+        WHERE app_name = %(app)s AND user_id = %(user)s AND session_id = %(sid)s),
+    ARRAY(SELECT ARRAY[key, value] FROM agent_app_state WHERE app_name = %(app)s),
+    ARRAY(SELECT ARRAY[key, value] FROM agent_user_state
+        WHERE app_name = %(app)s AND user_id = %(user)s),
+    ARRAY(SELECT data FROM agent_events
+        WHERE app_name = %(app)s AND user_id = %(user)s AND session_id = %(sid)s ORDER BY seq)
+FROM agent_sessions s WHERE s.app_name = %(app)s AND s.user_id = %(user)s AND s.id = %(sid)s"""
+
+
 def _columns(pairs: list[tuple[str, str]]) -> tuple[list[str], list[str]]:
     ordered = sorted(pairs)
     return [k for k, _ in ordered], [v for _, v in ordered]
@@ -242,37 +256,23 @@ class PostgresSessionService(LeasedPostgres, BaseSessionService):
         key = (app_name, user_id, session_id)
 
         async def work(conn: AsyncConnection) -> Session | None:
-            # One round trip: every query is sent before the first result is read.
-            async with conn.pipeline():
-                await _snapshot(conn)
-                head = await conn.execute(
-                    "SELECT update_time FROM agent_sessions"
-                    " WHERE app_name = %s AND user_id = %s AND id = %s",
-                    key,
-                )
-                own = await conn.execute(
-                    "SELECT key, value FROM agent_session_state" + _WHERE_SESSION, key
-                )
-                shared = await _SharedState.ask(conn, app_name, user_id)
-                data = await conn.execute(
-                    "SELECT data FROM agent_events" + _WHERE_SESSION + " ORDER BY seq", key
-                )
-                row = await head.fetchone()
-                if row is None:
-                    return None
-                own_state = decode_state(await own.fetchall())
-                app, user = await shared.read()
-                events = [Event.from_dict(json.loads(d)) for (d,) in await data.fetchall()]
+            cur = await conn.execute(_READ, {"app": app_name, "user": user_id, "sid": session_id})
+            row = await cur.fetchone()
+            if row is None:
+                return None
+            update_time, own, app, user, data = row
             return Session(
                 id=session_id,
                 app_name=app_name,
                 user_id=user_id,
-                state=merge_state(app, user, own_state),
-                events=events,
-                last_update_time=float(row[0]),
+                state=merge_state(decode_state(app), decode_state(user), decode_state(own)),
+                events=[Event.from_dict(json.loads(d)) for d in data],
+                last_update_time=float(update_time),
             )
 
-        found: Session | None = await self._db.call(lambda: self._write(key, work))
+        found: Session | None = await self._db.call(
+            lambda: self._write(key, work, one_statement=True)
+        )
         return found
 
     async def list_sessions(self, *, app_name: str, user_id: str | None = None) -> list[Session]:
