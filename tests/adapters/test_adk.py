@@ -114,3 +114,46 @@ async def test_long_running_is_kept_and_confirmation_goes_through_adk() -> None:
     no = await adk_context(confirmation=ToolConfirmation(confirmed=False))
     refused = await exported.run_async(args={"path": "/tmp/a"}, tool_context=no)
     assert refused["error"]["code"] == "tool.rejected"
+
+
+async def test_a_whole_adk_run_records_our_state_write_on_its_event() -> None:
+    from collections.abc import AsyncGenerator
+
+    from google.adk.models.base_llm import BaseLlm
+    from google.adk.models.llm_response import LlmResponse
+    from google.adk.runners import Runner
+    from google.genai import types
+
+    @tool
+    def bump(by: int = 1, tool_context: ToolContext | None = None) -> dict[str, int]:
+        """Add to the session's counter."""
+        assert tool_context is not None
+        count = tool_context.state.get("count", 0) + by
+        tool_context.state["count"] = count
+        return {"count": count}
+
+    class Scripted(BaseLlm):
+        model: str = "scripted"
+        turns: int = 0
+
+        async def generate_content_async(
+            self, llm_request: Any, stream: bool = False
+        ) -> AsyncGenerator[LlmResponse, None]:
+            self.turns += 1
+            call = types.FunctionCall(name="bump", args={"by": 2}, id="adk_f1")
+            part = types.Part(function_call=call) if self.turns == 1 else types.Part(text="done")
+            yield LlmResponse(content=types.Content(role="model", parts=[part]))
+
+    service = InMemorySessionService()
+    agent = LlmAgent(name="counter", model=Scripted(), tools=[to_adk(bump)])
+    runner = Runner(agent=agent, app_name="app", session_service=service)
+    session = await service.create_session(app_name="app", user_id="u", state={"count": 5})
+    message = types.Content(role="user", parts=[types.Part(text="go")])
+    events = [
+        e async for e in runner.run_async(user_id="u", session_id=session.id, new_message=message)
+    ]
+    [answered] = [e for e in events if e.get_function_responses()]
+    assert answered.get_function_responses()[0].response == {"count": 7}
+    assert answered.actions.state_delta == {"count": 7}
+    stored = await service.get_session(app_name="app", user_id="u", session_id=session.id)
+    assert stored is not None and stored.state["count"] == 7
