@@ -122,3 +122,27 @@ async def test_bad_arguments_past_the_retries_are_an_error_result_not_an_excepti
     await run(script, to_pydantic_ai(lookup))  # the run ends normally
     assert len(script.retries) >= 1
     assert script.returns[-1].content["error"]["code"] == "tool.invalid_arguments"
+
+
+async def test_images_go_to_the_model_as_binary_content() -> None:
+    from pydantic_ai.messages import BinaryContent, UserPromptPart
+
+    from tooling import Blob, tool
+
+    @tool
+    def chart() -> dict:
+        """Draw a chart."""
+        return {"image": Blob("image/png", b"PNG")}
+
+    seen: list[Any] = []
+
+    def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        if len(messages) == 1:
+            return ModelResponse(parts=[ToolCallPart("chart", {}, tool_call_id="c1")])
+        seen.extend(p for p in messages[-1].parts if isinstance(p, UserPromptPart))
+        return ModelResponse(parts=[TextPart("done")])
+
+    await Agent(FunctionModel(model), tools=[to_pydantic_ai(chart)]).run("draw")
+    [prompt] = seen
+    [image] = [c for c in prompt.content if isinstance(c, BinaryContent)]
+    assert (image.data, image.media_type) == (b"PNG", "image/png")

@@ -7,9 +7,10 @@ prompt (``ModelRetry`` with the details) while the tool has retries left, then t
 response (pydantic-ai would otherwise end the run with an exception); any other failure
 is the error response, returned to the model as the tool's result. A
 ``ToolResult``'s artifact is the ``ToolReturn``'s ``metadata`` (which pydantic-ai keeps
-for the application and never sends). Flags: ``sequential`` unless the tool is
-``read_only`` and ``concurrency_safe``; ``requires_approval`` from
-``require_confirmation``.
+for the application and never sends); ``Blob``/``FileRef`` parts are its ``content``
+(``BinaryContent``, ``ImageUrl``, ``DocumentUrl``), shown to the model beside the result.
+Flags: ``sequential`` unless the tool is ``read_only`` and ``concurrency_safe``;
+``requires_approval`` from ``require_confirmation``.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from typing import Any
 
 from .._base import BaseTool
 from .._context import SimpleToolContext
+from .._types import Blob, FileRef
 from ._base import answer, as_tool, require
 
 __all__ = ["to_pydantic_ai"]
@@ -43,9 +45,11 @@ def to_pydantic_ai(
         if error is not None and error.code == "tool.invalid_arguments" and retries_left:
             details = json.dumps(error.details or [], ensure_ascii=False, default=str)
             raise pydantic_ai.ModelRetry(f"{error.message}; details: {details}")
-        if response.artifact is not None:
+        if response.artifact is not None or response.parts:
             return pydantic_ai.ToolReturn(
-                return_value=response.response, metadata=response.artifact
+                return_value=response.response,
+                content=[_content(pydantic_ai, p) for p in response.parts] or None,
+                metadata=response.artifact,
             )
         return response.response
 
@@ -59,3 +63,12 @@ def to_pydantic_ai(
     )
     made.requires_approval = ours.require_confirmation is not False
     return made
+
+
+def _content(pydantic_ai: Any, part: Blob | FileRef) -> Any:
+    """A response part as pydantic-ai content the model is shown beside the result."""
+    if isinstance(part, Blob):
+        return pydantic_ai.BinaryContent(data=part.data, media_type=part.mime_type)
+    if part.mime_type.startswith("image/"):
+        return pydantic_ai.ImageUrl(url=part.uri, media_type=part.mime_type)
+    return pydantic_ai.DocumentUrl(url=part.uri, media_type=part.mime_type)
