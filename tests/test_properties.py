@@ -710,6 +710,8 @@ _BARE = [
     (str, "s"),
     (bool, True),
     (int | None, None),
+    (str | int | None, None),  # equal to the next as a key: each keeps its own order
+    (int | str | None, None),
     (list[int], [1, 2]),
     (dict[str, float], {"a": 1.0}),
     (tuple[int, str], None),

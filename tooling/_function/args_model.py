@@ -178,7 +178,9 @@ def _simple_schema(annotation: Any, info: Any, default: Any) -> dict[str, Any] |
     ):
         return None
     try:
-        adapter, schema = _type_schema(annotation)
+        # Keyed by the text too: unions equal in any order (``int | str == str | int``)
+        # are written in their own order.
+        adapter, schema = _type_schema(annotation, repr(annotation))
     except TypeError:  # an unhashable annotation
         return None
     if adapter is None or schema is None:
@@ -194,7 +196,9 @@ def _simple_schema(annotation: Any, info: Any, default: Any) -> dict[str, Any] |
 
 
 @functools.lru_cache(maxsize=256)
-def _type_schema(annotation: Any) -> tuple[TypeAdapter[Any] | None, dict[str, Any] | None]:
+def _type_schema(
+    annotation: Any, text: str
+) -> tuple[TypeAdapter[Any] | None, dict[str, Any] | None]:
     """A type's adapter (the model's configuration) and schema, or None for a schema with
     references (those are named with the other parameters' definitions)."""
     try:
