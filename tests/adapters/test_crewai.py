@@ -93,3 +93,30 @@ async def test_an_optional_parameter_stays_optional_in_strict_mode() -> None:
     assert response.response == {"result": "sunny in Braga for 7 days"}
     response = await one(adapted, {"city": "Braga"})
     assert response.response == {"result": "sunny in Braga for 7 days"}
+
+
+async def test_results_are_cached_as_crewai_agents_cache_them() -> None:
+    runs: list[str] = []
+
+    class Counting(CrewBaseTool):
+        name: str = "counting"
+        description: str = "Counts its runs."
+        args_schema: type[BaseModel] = ForecastArgs
+
+        def _run(self, city: str, days: int | None = None) -> str:
+            runs.append(city)
+            return f"run {len(runs)}"
+
+    calls = [ToolCall(str(i), "counting", {"city": c}) for i, c in enumerate("aab")]
+    answers = await Scheduler([CrewaiTool(Counting())]).dispatch(calls)
+    assert [a.response["result"] for a in answers] == ["run 1", "run 1", "run 2"]
+    assert runs == ["a", "b"]
+
+    runs.clear()
+    never = Counting(cache_function=lambda args, result: False)
+    await Scheduler([CrewaiTool(never)]).dispatch(calls)
+    assert runs == ["a", "a", "b"]
+
+    runs.clear()
+    await Scheduler([CrewaiTool(Counting(), cache=False)]).dispatch(calls)
+    assert runs == ["a", "a", "b"]
