@@ -14,7 +14,10 @@ and end of the whole batch:
   (``{"n": i, "user:last": i}``) to the process's session;
 - ``run``: one whole run on the session: the user's message, a model turn with 5 calls
   of an async tool, the 5 responses, the model's final text (a scripted model on both
-  sides; ours ``agent_core.Runner``, google-adk's ``Runner``).
+  sides; ours ``agent_core.Runner``, google-adk's ``Runner``);
+- ``scale``: N such runs at once (``asyncio.gather``), each on a session of its own
+  (made before the timing); the model answers each request from what it holds (calls
+  first, then the text), so concurrent runs do not share a script.
 
 Ours takes the store as ``session_service_from_url`` does; google-adk's
 ``DatabaseSessionService`` takes an SQLAlchemy URL (``sqlite+aiosqlite:///...``,
@@ -142,15 +145,120 @@ async def adk(store: str, work: str, count: int, tag: str) -> tuple[Op, Callable
     return run, service
 
 
+async def ours_scale(store: str, count: int, tag: str) -> tuple[Op, Any, list[str]]:
+    from agent_core import (
+        Agent,
+        BaseLlm,
+        Content,
+        LlmResponse,
+        Part,
+        Runner,
+        session_service_from_url,
+    )
+
+    class Answering(BaseLlm):
+        async def generate_content_async(self, llm_request: Any, stream: bool = False) -> Any:
+            last = llm_request.contents[-1] if llm_request.contents else None
+            answered = last is not None and any(p.function_response for p in last.parts)
+            parts = (
+                [Part.from_text(FINAL_TEXT)]
+                if answered
+                else [Part.from_function_call("lookup", {"key": f"k{i}"}) for i in range(CALLS)]
+            )
+            yield LlmResponse(content=Content("model", parts))
+
+    service: Any = session_service_from_url(store)
+    ids = [f"{tag}-{i}" for i in range(count)]
+    for sid in ids:
+        await service.create_session(app_name="bench", user_id="u", session_id=sid)
+    runner = Runner(
+        Agent("bench", Answering("answering"), tools=[lookup]),
+        app_name="bench",
+        session_service=service,
+    )
+
+    async def run(i: int) -> None:
+        sid = ids[i] if i >= 0 else ids[0]
+        async for _ in runner.run_async(user_id="u", session_id=sid, new_message=USER_TEXT):
+            pass
+
+    return run, service, ids
+
+
+async def adk_scale(store: str, count: int, tag: str) -> tuple[Op, Any, list[str]]:
+    from google.adk.agents import LlmAgent
+    from google.adk.models import BaseLlm, LlmResponse
+    from google.adk.runners import Runner
+    from google.adk.sessions import DatabaseSessionService
+    from google.genai import types
+
+    class Answering(BaseLlm):
+        async def generate_content_async(self, llm_request: Any, stream: bool = False) -> Any:
+            last = llm_request.contents[-1] if llm_request.contents else None
+            answered = last is not None and any(p.function_response for p in last.parts or ())
+            parts = (
+                [types.Part(text=FINAL_TEXT)]
+                if answered
+                else [
+                    types.Part(function_call=types.FunctionCall(name="lookup", args={"key": k}))
+                    for k in (f"k{i}" for i in range(CALLS))
+                ]
+            )
+            yield LlmResponse(content=types.Content(role="model", parts=parts))
+
+    service: Any = DatabaseSessionService(store)
+    ids = [f"{tag}-{i}" for i in range(count)]
+    for sid in ids:
+        await service.create_session(app_name="bench", user_id="u", session_id=sid)
+    agent = LlmAgent(name="bench", model=Answering(model="answering"), tools=[lookup])
+    runner = Runner(app_name="bench", agent=agent, session_service=service)
+    message = types.Content(role="user", parts=[types.Part(text=USER_TEXT)])
+
+    async def run(i: int) -> None:
+        sid = ids[i] if i >= 0 else ids[0]
+        async for _ in runner.run_async(user_id="u", session_id=sid, new_message=message):
+            pass
+
+    return run, service, ids
+
+
+async def scale(opts: argparse.Namespace) -> None:
+    build = ours_scale if opts.impl == "ours" else adk_scale
+    op, service, _ = await build(opts.store, opts.count, opts.tag)
+    await op(-1)  # warm
+    print("ready", flush=True)
+    if sys.stdin.readline().strip() != "go":
+        return
+    latencies: list[int] = []
+
+    async def timed(i: int) -> None:
+        t0 = time.perf_counter_ns()
+        await op(i)
+        latencies.append(time.perf_counter_ns() - t0)
+
+    started = time.time()
+    await asyncio.gather(*(timed(i) for i in range(opts.count)))
+    ended = time.time()
+    close = getattr(service, "aclose", None) or getattr(service, "close", None)
+    if close is not None:
+        result = close()
+        if asyncio.iscoroutine(result):
+            await result
+    print(json.dumps({"latencies": latencies, "start": started, "end": ended}), flush=True)
+
+
 async def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--impl", choices=("ours", "adk"), required=True)
     parser.add_argument("--store", required=True)
-    parser.add_argument("--work", choices=("append", "run"), required=True)
+    parser.add_argument("--work", choices=("append", "run", "scale"), required=True)
     parser.add_argument("--count", type=int, required=True)
     parser.add_argument("--tag", required=True)
     opts = parser.parse_args()
     warnings.simplefilter("ignore")
+    if opts.work == "scale":
+        await scale(opts)
+        return
     build = ours if opts.impl == "ours" else adk
     op, service = await build(opts.store, opts.work, opts.count, opts.tag)
     await op(-1)  # warm: connections open, tables made, code paths loaded

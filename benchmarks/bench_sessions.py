@@ -3,6 +3,7 @@
     python benchmarks/bench_sessions.py            # ours: memory, SQLite, PostgreSQL
     python benchmarks/bench_sessions.py --adk      # and google-adk's session services
     python benchmarks/bench_sessions.py --quick    # fewer operations, rougher numbers
+    python benchmarks/bench_sessions.py --scale --adk   # N concurrent runs on PostgreSQL
 
 For each store (in memory, SQLite, PostgreSQL) and each kind of work (``append_event``
 with a small state delta; a whole run with 5 tool calls) it starts 1, then 8 processes
@@ -12,6 +13,11 @@ first start to last end) and the p50/p99 latency of one operation. With ``--adk`
 google-adk's ``DatabaseSessionService`` (its ``InMemorySessionService`` for memory) does
 the same work on the same server and file, from its own venv (``.bench-venvs/adk``,
 with google-adk, aiosqlite and psycopg; skipped when missing).
+
+``--scale`` (PostgreSQL only) runs ``--runs`` (1,000) whole runs at once in one process,
+each on a session of its own, ours with the pool sized by the URL (``?max_size=``,
+``--pool``, 50), google-adk's ``DatabaseSessionService`` with its own pool; it reports
+runs per second, p50/p99 of one run and the ratio.
 
 PostgreSQL: ``--dsn`` or ``AGENT_CORE_TEST_POSTGRES``, else a throwaway server started
 here (``tests/_pg_server.py``: fsync off, a Unix socket). Each case gets a fresh schema
@@ -160,7 +166,13 @@ def main() -> None:
     parser.add_argument("--adk-venv", type=Path, default=DEFAULT_ADK_VENV)
     parser.add_argument("--dsn", default=os.environ.get("AGENT_CORE_TEST_POSTGRES", ""))
     parser.add_argument("--only", default="", help="comma-separated stores, e.g. sqlite,postgres")
+    parser.add_argument("--scale", action="store_true", help="concurrent runs on PostgreSQL")
+    parser.add_argument("--runs", type=int, default=1000, help="concurrent runs (--scale)")
+    parser.add_argument("--pool", type=int, default=50, help="our pool's max_size (--scale)")
     opts = parser.parse_args()
+    if opts.scale:
+        scale_main(opts)
+        return
     counts = QUICK_COUNTS if opts.quick else COUNTS
     stores = [s for s in STORES if not opts.only or s in opts.only.split(",")]
 
@@ -236,6 +248,67 @@ def main() -> None:
     if why_not:
         notes.append(f"google-adk: skipped ({why_not}).")
     print(table("Session stores: appends and runs, 1 and 8 processes", header, rows, notes))
+
+
+def scale_main(opts: argparse.Namespace) -> None:
+    """N runs at once on PostgreSQL, ours against google-adk's DatabaseSessionService."""
+    adk = adk_python(opts.adk_venv) if opts.adk else None
+    server = None
+    dsn = opts.dsn
+    if not dsn:
+        sys.path.insert(0, str(ROOT / "tests"))
+        from _pg_server import PgServer
+
+        server = PgServer.start()
+        dsn = server.dsn
+    runs = 200 if opts.quick else opts.runs
+    rows = []
+    try:
+        with tempfile.TemporaryDirectory() as folder:
+            made = Stores(dsn, Path(folder))
+            url = made.fresh("postgres", "ours")
+            url += ("&" if "?" in url else "?") + f"max_size={opts.pool}"
+            ours = run_case(sys.executable, "ours", url, "scale", 1, runs)
+            theirs = (
+                run_case(adk, "adk", made.fresh("postgres", "adk"), "scale", 1, runs)
+                if adk
+                else None
+            )
+    finally:
+        if server is not None:
+            server.stop()
+    row = [
+        f"{runs:,}",
+        f"{ours['rate']:,.0f}",
+        f"{ours['p50']:.0f}",
+        f"{ours['p99']:.0f}",
+    ]
+    if theirs is not None:
+        row += [
+            f"{theirs['rate']:,.0f}",
+            f"{theirs['p50']:.0f}",
+            f"{theirs['p99']:.0f}",
+            fmt_ratio(ours["rate"] / theirs["rate"]),
+        ]
+    rows.append(row)
+    header = ["concurrent runs", "ours runs/s", "p50 ms", "p99 ms"]
+    if theirs is not None:
+        header += ["adk runs/s", "adk p50 ms", "adk p99 ms", "ours/adk"]
+    notes = [
+        "each run: the user's message, a model turn with 5 calls of an async tool, the 5"
+        " responses, the final text; all runs started together in one process, each on a"
+        " session of its own; runs/s = runs / wall time.",
+        f"ours: PostgresSessionService from the URL with ?max_size={opts.pool}; google-adk:"
+        " DatabaseSessionService (postgresql+psycopg, its default pool).",
+        "PostgreSQL: a local server over a Unix socket"
+        + (" (throwaway, fsync off)" if server is not None else "")
+        + f"; agent-tooling {dist_version('agent-tooling')}"
+        + (f", google-adk {adk_version(adk)}" if adk else "")
+        + f"; {load_avg()}.",
+    ]
+    if opts.adk and not adk:
+        notes.append(f"google-adk: skipped (no venv with google-adk at {opts.adk_venv}).")
+    print(table("Runs at scale on PostgreSQL", header, rows, notes))
 
 
 if __name__ == "__main__":
