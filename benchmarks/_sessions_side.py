@@ -29,6 +29,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import sys
 import time
 import warnings
@@ -206,7 +207,10 @@ async def adk_scale(store: str, count: int, tag: str) -> tuple[Op, Any, list[str
             )
             yield LlmResponse(content=types.Content(role="model", parts=parts))
 
-    service: Any = DatabaseSessionService(store)
+    # The same pool size as ours (SQLAlchemy's default, 5 + 10 overflow, times out at a
+    # thousand runs), and no timeout for a connection: runs wait their turn.
+    pool = int(os.environ.get("BENCH_POOL", "50"))
+    service: Any = DatabaseSessionService(store, pool_size=pool, max_overflow=0, pool_timeout=3600)
     ids = [f"{tag}-{i}" for i in range(count)]
     for sid in ids:
         await service.create_session(app_name="bench", user_id="u", session_id=sid)

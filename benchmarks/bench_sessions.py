@@ -16,7 +16,7 @@ with google-adk, aiosqlite and psycopg; skipped when missing).
 
 ``--scale`` (PostgreSQL only) runs ``--runs`` (1,000) whole runs at once in one process,
 each on a session of its own, ours with the pool sized by the URL (``?max_size=``,
-``--pool``, 50), google-adk's ``DatabaseSessionService`` with its own pool; it reports
+``--pool``, 50), google-adk's ``DatabaseSessionService`` with a pool of the same size; it reports
 runs per second, p50/p99 of one run and the ratio.
 
 PostgreSQL: ``--dsn`` or ``AGENT_CORE_TEST_POSTGRES``, else a throwaway server started
@@ -262,6 +262,7 @@ def scale_main(opts: argparse.Namespace) -> None:
         server = PgServer.start()
         dsn = server.dsn
     runs = 200 if opts.quick else opts.runs
+    os.environ["BENCH_POOL"] = str(opts.pool)  # google-adk's side sizes its pool alike
     rows = []
     try:
         with tempfile.TemporaryDirectory() as folder:
@@ -299,7 +300,8 @@ def scale_main(opts: argparse.Namespace) -> None:
         " responses, the final text; all runs started together in one process, each on a"
         " session of its own; runs/s = runs / wall time.",
         f"ours: PostgresSessionService from the URL with ?max_size={opts.pool}; google-adk:"
-        " DatabaseSessionService (postgresql+psycopg, its default pool).",
+        " DatabaseSessionService (postgresql+psycopg) with pool_size the same and no overflow"
+        " (its default pool, 5 + 10, times out before 1,000 runs end).",
         "PostgreSQL: a local server over a Unix socket"
         + (" (throwaway, fsync off)" if server is not None else "")
         + f"; agent-tooling {dist_version('agent-tooling')}"
