@@ -8,16 +8,15 @@ import asyncio
 import contextlib
 import json
 import signal
-import sqlite3
 from pathlib import Path
 from typing import Any
 
 from tooling.integration import EXIT_OK, CliError, CliParser, load_agent_dir
 
-from ._cli.support import artifact_service, root_agent, session_service
+from ._cli.support import artifact_service, open_job_store, root_agent, session_service
 from ._job_loop import JobLoop, durable_tools
 from ._runner import Runner
-from .jobs.base import Job, JobStatus, JobStore
+from .jobs.base import Job, JobStatus
 
 __all__: list[str] = []
 
@@ -68,19 +67,6 @@ def add_job_commands(commands: Any) -> None:
     jobs.set_defaults(handler=cmd_jobs)
 
 
-def _store(url: str) -> JobStore:
-    from ._service_urls import job_store_from_url
-
-    try:
-        if "://" not in url:
-            from .jobs.sqlite import SqliteJobStore
-
-            return SqliteJobStore(url)
-        return job_store_from_url(url)
-    except (sqlite3.Error, OSError, ValueError, ImportError) as exc:
-        raise CliError(f"cannot open job database {url}: {exc}") from exc
-
-
 def cmd_worker(args: argparse.Namespace) -> int:
     """Run jobs until a signal stops the process."""
     folder = Path(args.agent_dir)
@@ -92,7 +78,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
         app_name=folder.resolve().name,
         session_service=session_service(args.session_db),
         artifact_service=artifact_service(args.session_db),
-        job_store=_store(args.job_db or args.session_db),
+        job_store=open_job_store(args.job_db or args.session_db),
     )
 
     async def serve() -> None:
@@ -116,7 +102,7 @@ def _summary(job: Job) -> str:
 
 def cmd_jobs(args: argparse.Namespace) -> int:
     """``jobs list|show|cancel|resolve``."""
-    store = _store(args.job_db)
+    store = open_job_store(args.job_db)
 
     async def act() -> int:
         try:

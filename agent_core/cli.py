@@ -49,8 +49,8 @@ Sessions
     ``AGENT_CORE_CREDENTIAL_KEY`` is set): a line on stdin answers a credential request
     (the address the authorization sent the user back to, or an API key), never echoed.
 
-``agent-core web FOLDER [--session-db URL] [--trace-db PATH] [--host H] [--port P]
-[--no-browser]`` serves the inspector (see ``agent_core.web``) and prints its URL.
+``agent-core web FOLDER [--session-db URL] [--job-db URL] [--trace-db PATH] [--host H]
+[--port P] [--no-browser]`` serves the inspector (see ``agent_core.web``) and prints its URL.
 
 Errors (bad folder, no ``root_agent``, no key and no replay, an unreadable replay) are one
 line on stderr and a non-zero exit status, never a traceback; ``--debug`` re-raises.
@@ -272,6 +272,9 @@ def build_parser() -> argparse.ArgumentParser:
     web.add_argument("folder", metavar="FOLDER", help="an agent folder, or a folder of them")
     web.add_argument(
         "--session-db", metavar="URL", help="sessions: a SQLite path, sqlite:///path, memory://"
+    )
+    web.add_argument(
+        "--job-db", metavar="URL", help="durable jobs (default: the --session-db database)"
     )
     web.add_argument("--trace-db", metavar="PATH", help="spans written by run --trace-db")
     web.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")

@@ -472,9 +472,15 @@ def test_agent_core_web_serves_a_folder_of_agents(tmp_path) -> None:
         base, token = url.split("/?token=")
         req = urllib.request.Request(base + "/api/info", headers={"X-Inspector-Token": token})
         info = json.load(urllib.request.urlopen(req, timeout=10))
-        assert info["pages"] == ["tools", "sessions"]
+        assert info["pages"] == ["tools", "sessions", "jobs"]  # durable_report has jobs
         names = [a["name"] for a in info["apps"]]
         assert "function_tools" in names and "approvals" in names
+        jobs = {a["name"]: a["jobs"] for a in info["apps"]}
+        assert jobs["durable_report"] and not jobs["function_tools"]
+        req = urllib.request.Request(
+            base + "/api/jobs?app=durable_report", headers={"X-Inspector-Token": token}
+        )
+        assert json.load(urllib.request.urlopen(req, timeout=10)) == {"jobs": []}
         assert all(a["replay"] for a in info["apps"])  # no key: every app replays
     finally:
         process.terminate()

@@ -28,6 +28,8 @@ from ..sessions.sqlite import SqliteSessionService
 if TYPE_CHECKING:
     from tooling.auth import CredentialService
 
+    from ..jobs.base import JobStore
+
 __all__: list[str] = []
 
 
@@ -91,6 +93,20 @@ def session_service(where: str | None) -> BaseSessionService:
         return SqliteSessionService(where)
     except (sqlite3.Error, OSError, ValueError, ImportError) as exc:
         raise CliError(f"cannot open session database {where}: {exc}") from exc
+
+
+def open_job_store(url: str) -> JobStore:
+    """The job store ``--job-db`` names: a URL, or a plain SQLite file path."""
+    from .._service_urls import job_store_from_url
+
+    try:
+        if "://" not in url:
+            from ..jobs.sqlite import SqliteJobStore
+
+            return SqliteJobStore(url)
+        return job_store_from_url(url)
+    except (sqlite3.Error, OSError, ValueError, ImportError) as exc:
+        raise CliError(f"cannot open job database {url}: {exc}") from exc
 
 
 def artifact_service(where: str | None) -> BaseArtifactService | None:

@@ -1,12 +1,14 @@
-"""The inspector for agents: the Tools page, plus Sessions and Runs, on a local web page.
+"""The inspector for agents: the Tools page, plus Sessions, Jobs and Runs, on a local web page.
 
 ``agent-core web FOLDER`` serves it for an agent folder (or a folder of them);
 :func:`serve` does the same for a :class:`~agent_core.Runner` from Python (tests,
 notebooks). The server is ``tooling.web``'s: the standard library only, 127.0.0.1 by
 default, a per-launch token on every API request, ``Host`` and ``Origin`` checked.
 
-The Runs page reads spans from a SQLite file written by
-:class:`agent_core.tracing.SqliteSpanExporter` (``agent-core run --trace-db PATH``).
+The Jobs page shows the durable jobs of the apps whose agents have durable tools (or
+whose ``InspectedApp.jobs`` is set), from each runner's job store. The Runs page reads
+spans from a SQLite file written by :class:`agent_core.tracing.SqliteSpanExporter`
+(``agent-core run --trace-db PATH``).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from typing import Any
 from tooling.integration import discover_tools
 from tooling.web import ToolCatalogue, WebServer, add_tool_routes
 
+from .._job_loop import durable_tools
 from .._runner import RunConfig, Runner
 from ..models.scripted import ScriptedModel
 from ._sessions import SessionsApi, add_session_routes, pending_calls, state_at
@@ -32,7 +35,9 @@ class InspectedApp:
 
     ``target`` is what ``tooling inspect`` would look in (the agent's module, so the
     catalogue is the CLI's; the root agent by default) and ``label`` its name there.
-    ``replay`` names the replay file when the agents play a ``ScriptedModel``.
+    ``replay`` names the replay file when the agents play a ``ScriptedModel``; ``jobs``
+    says whether the Jobs page lists the app's jobs (None: when its agent has durable
+    tools).
     """
 
     runner: Runner
@@ -40,6 +45,13 @@ class InspectedApp:
     label: str = ""
     replay: str | None = None
     run_config: RunConfig | None = None
+    jobs: bool | None = None
+
+    @property
+    def shows_jobs(self) -> bool:
+        """Whether the Jobs page lists this app: ``jobs`` when set, else whether its
+        agent has durable tools."""
+        return self.jobs if self.jobs is not None else bool(durable_tools(self.runner.agent))
 
     @property
     def name(self) -> str:
@@ -63,9 +75,10 @@ def serve(
     host: str = "127.0.0.1",
     port: int = 0,
 ) -> WebServer:
-    """Serve the inspector for ``runner``'s agent: Tools, Sessions, and Runs when
-    ``trace_db`` names a span database. The server runs until ``close()`` (or the end of a
-    ``with`` / ``async with`` block); the runner stays the caller's to close."""
+    """Serve the inspector for ``runner``'s agent: Tools, Sessions, Jobs when the agent
+    has durable tools, and Runs when ``trace_db`` names a span database. The server runs
+    until ``close()`` (or the end of a ``with`` / ``async with`` block); the runner stays
+    the caller's to close."""
     return serve_apps([InspectedApp(runner)], trace_db=trace_db, host=host, port=port)
 
 
@@ -98,6 +111,12 @@ def serve_apps(
         add_tool_routes(server, catalogues)
         add_session_routes(server, sessions)
         pages = ["tools", "sessions"]
+        with_jobs = [app for app in apps if app.shows_jobs]
+        if with_jobs:
+            from ._jobs import JobsApi, add_job_routes
+
+            add_job_routes(server, {app.name: JobsApi(app.runner) for app in with_jobs})
+            pages.append("jobs")
         if trace_db is not None:
             from ._runs import add_run_routes
 
@@ -106,7 +125,7 @@ def serve_apps(
         server.info.update(
             title=title or apps[0].name,
             pages=pages,
-            apps=[app.describe() for app in apps],
+            apps=[{**app.describe(), "jobs": app.shows_jobs} for app in apps],
         )
         if close_runners:
 

@@ -13,11 +13,13 @@ from tooling.web import wait_until_interrupted
 from .._cli.support import (
     agent_key_variables,
     artifact_service,
+    open_job_store,
     root_agent,
     session_service,
     use_replay,
 )
 from .._runner import Runner
+from ..jobs.base import JobStore
 from ..services.base import BaseArtifactService
 from ..services.memory import InMemoryMemoryService
 from ..sessions.base import BaseSessionService
@@ -36,7 +38,10 @@ def _agent_folders(folder: Path) -> list[Path]:
 
 
 def _app(
-    folder: Path, service: BaseSessionService, artifacts: BaseArtifactService | None
+    folder: Path,
+    service: BaseSessionService,
+    artifacts: BaseArtifactService | None,
+    jobs: JobStore | None,
 ) -> InspectedApp:
     module = load_agent_dir(folder)
     root = root_agent(module, folder)
@@ -52,6 +57,8 @@ def _app(
         session_service=service,
         artifact_service=artifacts,
         memory_service=InMemoryMemoryService(),
+        job_store=jobs,  # None: the session database's, as `agent-core worker` uses
+        run_jobs=False,  # the inspector shows and settles jobs; workers run them
     )
     # Shown by the file's own name, not the module name made up to import it.
     label = f"{folder.resolve().name}/agent.py"
@@ -59,7 +66,10 @@ def _app(
 
 
 def _apps(
-    folders: list[Path], service: BaseSessionService, artifacts: BaseArtifactService | None
+    folders: list[Path],
+    service: BaseSessionService,
+    artifacts: BaseArtifactService | None,
+    jobs: JobStore | None,
 ) -> list[InspectedApp]:
     """One app per folder. In a folder of several agents, one whose code needs a package
     that is not installed (an example needing an extra) is left out with a warning on
@@ -67,7 +77,7 @@ def _apps(
     apps: list[InspectedApp] = []
     for each in folders:
         try:
-            apps.append(_app(each, service, artifacts))
+            apps.append(_app(each, service, artifacts, jobs))
         except CliError as exc:
             if len(folders) == 1 or not isinstance(exc.__cause__, ModuleNotFoundError):
                 raise
@@ -86,8 +96,11 @@ def cmd_web(args: argparse.Namespace) -> int:
     # --session-db as `agent-core run` reads it: a SQLite path or a service URL.
     service = session_service(args.session_db)
     artifacts = artifact_service(args.session_db)
+    # Jobs as `agent-core worker` finds them: --job-db, else the session database.
+    where = getattr(args, "job_db", None) or args.session_db
+    jobs = open_job_store(where) if where else None
     try:
-        apps = _apps(folders, service, artifacts)
+        apps = _apps(folders, service, artifacts, jobs)
         server = serve_apps(
             apps,
             trace_db=args.trace_db,
@@ -96,6 +109,9 @@ def cmd_web(args: argparse.Namespace) -> int:
             title=folder.resolve().name,
             close_runners=True,
         )
+        if jobs is not None:
+            store = jobs
+            server.add_close_hook(lambda: server.run(store.close(), timeout=30))
         return wait_until_interrupted(server, "agent-core", browser=not args.no_browser)
     finally:
         for opened in (service, artifacts):

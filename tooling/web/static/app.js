@@ -1,4 +1,4 @@
-// The inspector page: Tools, Sessions and Runs over the JSON API under /api/.
+// The inspector page: Tools, Sessions, Jobs (jobs.js) and Runs over the JSON API under /api/.
 // No framework and no build step. State the tests read is kept in data-* attributes.
 "use strict";
 
@@ -127,7 +127,7 @@ async function postStream(path, body, onEvent) {
 
 // -- page frame ------------------------------------------------------------------------------
 
-const PAGE_TITLES = { tools: "Tools", sessions: "Sessions", runs: "Runs" };
+const PAGE_TITLES = { tools: "Tools", sessions: "Sessions", jobs: "Jobs", runs: "Runs" };
 
 function currentApp() {
   return (state.info.apps || []).find((a) => a.name === state.app) || null;
@@ -177,6 +177,7 @@ function route() {
   const arg = rest.map(decodeURIComponent);
   if (chosen === "tools") Tools.show(arg[0]);
   else if (chosen === "sessions") Sessions.show(arg[0], arg[1]);
+  else if (chosen === "jobs") Jobs.show(arg[0]);
   else if (chosen === "runs") Runs.show(arg[0]);
 }
 
@@ -214,6 +215,7 @@ async function start() {
     Tools.loaded = null;
     Tools.selected = null;
     Sessions.reset();
+    Jobs.reset();
     Runs.loaded = null;
     renderFrame();
     route();
