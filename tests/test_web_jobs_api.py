@@ -4,6 +4,10 @@ listed, shown, cancelled and resolved, and bad requests answered in our words.""
 from __future__ import annotations
 
 import asyncio
+import json
+import subprocess
+import sys
+import urllib.request
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -11,13 +15,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_web_api import request
+from test_web_api import _started, request
 
 from agent_core import (
     Agent,
     JobStatus,
     Runner,
     ScriptedModel,
+    SqliteJobStore,
     SqliteSessionService,
 )
 from agent_core.jobs.base import JobCall
@@ -27,12 +32,14 @@ from tooling.web import WebServer
 
 
 @tool(durable=True)
-async def make_report(topic: str) -> dict[str, str]:
-    """Write a report.
+def make_report(topic: str):  # type: ignore[no-untyped-def]
+    """Write a report, in two parts.
 
     Args:
         topic: What the report is about.
     """
+    yield {"written": 1, "of": 2}
+    yield {"written": 2, "of": 2}
     return {"report": f"all about {topic}"}
 
 
@@ -128,6 +135,7 @@ def test_the_jobs_page_is_offered_and_lists_every_job_of_the_app(filled: Filled)
     tides = by_id[filled.done]
     assert tides["tool"] == "make_report" and tides["session_id"] == "reports"
     assert tides["user_id"] == "ann" and tides["attempt"] == 1
+    assert tides["progress"] == {"written": 2, "of": 2}  # the latest the tool reported
     assert tides["finished_at"] >= tides["created_at"] > 0
     _, only = request(filled.server, "GET", "/api/jobs?status=in_doubt")
     assert [j["id"] for j in only["jobs"]] == [filled.doubt]
@@ -189,7 +197,6 @@ def test_bad_requests_are_answered_in_our_words(filled: Filled) -> None:
 
 def _raw_post(server: WebServer, path: str, data: bytes) -> tuple[int, Any]:
     import http.client
-    import json
 
     conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=30)
     conn.request(
@@ -276,3 +283,56 @@ async def _final_answer(runner: Runner, session_id: str, call_id: str) -> Any:
         if r.id == call_id and r.response.get("status") != "pending"
     ]
     return answers[-1]
+
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_agent_core_web_reads_the_jobs_of_job_db(tmp_path: Path) -> None:
+    async def one_job() -> str:
+        store = SqliteJobStore(tmp_path / "jobs.db")
+        job, _ = await store.submit(
+            key=None,
+            app_name="durable_report",
+            call=JobCall("c1", "ann", "s1", "writer"),
+            tool="make_report",
+            args={"topic": "tides"},
+            fingerprint="f",
+            max_attempts=1,
+            idempotent=False,
+            lease=10.0,
+        )
+        await store.close()
+        return job.id
+
+    job_id = asyncio.run(one_job())
+    command = [sys.executable, "-m", "agent_core.cli", "web", str(ROOT / "examples/durable_report")]
+    where = ["--session-db", str(tmp_path / "s.db"), "--job-db", str(tmp_path / "jobs.db")]
+    process = subprocess.Popen(
+        [*command, *where, "--port", "0", "--no-browser"],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        url = _started(process)
+        base, token = url.split("/?token=")
+        headers = {"X-Inspector-Token": token}
+        req = urllib.request.Request(base + "/api/jobs", headers=headers)
+        [listed] = json.load(urllib.request.urlopen(req, timeout=10))["jobs"]
+        assert listed["id"] == job_id and listed["status"] == "PENDING"
+        req = urllib.request.Request(f"{base}/api/jobs/{job_id}/cancel", headers=headers, data=b"")
+        assert json.load(urllib.request.urlopen(req, timeout=10))["status"] == "CANCELLED"
+    finally:
+        process.terminate()
+        process.wait(10)
+    bad = subprocess.run(
+        [*command, "--job-db", "nosuch://x", "--port", "0", "--no-browser"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert bad.returncode != 0 and "Traceback" not in bad.stderr
+    assert "cannot open job database nosuch://x" in bad.stderr

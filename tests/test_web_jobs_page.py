@@ -22,11 +22,16 @@ def test_cancel_a_pending_job_and_resolve_one_in_doubt(page, tmp_path) -> None:
             filled.doubt: "IN_DOUBT",
             filled.pending: "PENDING",
         }
-        # The finished job: its arguments and response, and nothing to do.
+        progress = page.inner_text(
+            f'[data-job-row][data-job-id="{filled.done}"] [data-job-progress-cell]'
+        )
+        assert json.loads(progress) == {"written": 2, "of": 2}
+        # The finished job: its arguments, progress and response, and nothing to do.
         page.click(f'[data-job-row][data-job-id="{filled.done}"]')
         page.wait_for_selector(f'#job-detail[data-job-id="{filled.done}"]')
         assert json.loads(page.inner_text("[data-job-args]")) == {"topic": "tides"}
         assert json.loads(page.inner_text("[data-job-response]")) == {"report": "all about tides"}
+        assert json.loads(page.inner_text("[data-job-progress]")) == {"written": 2, "of": 2}
         assert page.locator("[data-job-cancel], [data-resolve-form]").count() == 0
 
         # Cancel the pending one.

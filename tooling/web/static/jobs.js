@@ -46,6 +46,8 @@ const Jobs = {
         el("td", { text: j.tool }),
         el("td", { text: j.session_id, title: "user " + j.user_id }),
         el("td", { text: `${j.attempt}/${j.max_attempts}` }),
+        el("td", { class: "job-progress", dataset: { jobProgressCell: "" }, title: j.progress === null ? "" : json(j.progress) },
+          j.progress === null || j.progress === undefined ? "" : clip(json(j.progress, 0), 40)),
         el("td", { text: when(j.created_at) }),
         el("td", { text: when(j.finished_at) })),
       ),
