@@ -260,9 +260,12 @@ class JobLoop:
         if self.resume == "none":
             return
         runner = self.runner
+        # One delivery per outcome: a job resolved by hand is delivered again, as a new
+        # outcome of the same calls (the id tells the deliveries apart).
+        round_ = f":{job.resolutions}" if job.resolutions else ""
         event = Event(
             author=calls[0].agent_name,
-            invocation_id=f"job:{job.id}",
+            invocation_id=f"job:{job.id}{round_}",
             content=Content(
                 role="user",
                 parts=[
@@ -305,12 +308,14 @@ class RunnerJobs(Closing):
     _job_task: asyncio.Task[None] | None
     _run_jobs: bool
     _job_resume: JobResume
+    _owns_job_store: bool
 
     def _init_jobs(
         self, job_store: JobStore | str | None, run_jobs: bool, job_resume: JobResume
     ) -> None:
         if job_resume not in ("auto", "append", "none"):
             raise ValueError(f"job_resume must be 'auto', 'append' or 'none', not {job_resume!r}")
+        self._owns_job_store = job_store is None or isinstance(job_store, str)
         if isinstance(job_store, str):
             from ._service_urls import job_store_from_url
 
@@ -334,6 +339,13 @@ class RunnerJobs(Closing):
         if self._job_loop is None:
             self._job_loop = JobLoop(self, self.job_store, resume=self._job_resume)  # type: ignore[arg-type]
         return self._job_loop
+
+    async def close_jobs(self) -> None:
+        """Close the job store this runner made (a default one, or one from a URL)."""
+        store, owned = self._job_store, self._owns_job_store
+        if store is not None and owned:
+            self._job_store, self._job_loop = None, None
+            await store.close()
 
     async def run_jobs(self, *, until_idle: bool = True) -> None:
         """Run and deliver due jobs of this agent's durable tools; with ``until_idle``

@@ -190,8 +190,8 @@ class Runner(RunnerJobs):
 
     async def append_delivery(self, user_id: str, session_id: str, event: Event) -> bool:
         """Append a job's delivery ``event`` under the session's lease, leaving out the
-        calls that already have their final answer there; False when nothing was left
-        (delivered before) or the session is gone."""
+        calls this delivery already answered there; False when nothing was left (delivered
+        before) or the session is gone."""
         service = self.session_service
         async with service.lease(
             app_name=self.app_name,
@@ -204,10 +204,12 @@ class Runner(RunnerJobs):
             )
             if session is None or event.content is None:
                 return False
+            # Calls this same delivery already answered (it was cut short before the job
+            # was marked delivered); an earlier outcome of a resolved job does not count.
             answered = {
                 r.id
                 for e in session.events
-                if not e.partial
+                if not e.partial and e.invocation_id == event.invocation_id
                 for r in e.get_function_responses()
                 if not r.will_continue
             }
@@ -358,6 +360,7 @@ class Runner(RunnerJobs):
         self.pool.shutdown()
         if self._processes is not None:
             self._processes.shutdown()
+        await self.close_jobs()
 
     def close(self) -> None:
         """:meth:`aclose` from sync code (on a worker thread with its own loop)."""

@@ -416,3 +416,35 @@ def test_job_options_are_checked() -> None:
 
     with pytest.raises(TypeError, match="durable="):
         tool(durable="yes")(plain)  # type: ignore[call-overload]
+
+
+async def test_a_resolved_job_is_delivered_again_as_its_new_outcome(store: JobStore) -> None:
+    model = ScriptedModel([call_turn("make_report", {"topic": "x"}, "c1"), "ok"])
+    runner = Runner(
+        Agent("a", model, tools=[make_report]), app_name="app", job_store=store, job_resume="append"
+    )
+    events = await events_of(runner, "go")
+    job_id = events[1].get_function_responses()[0].response["job_id"]
+    # A holder that died mid-run: the job is in doubt, and that is delivered.
+    assert await store.claim(["make_report"], "dead") is not None
+    assert await store.mark_started(job_id, "dead")
+    await _expire(store, job_id)
+    await runner.run_jobs()
+    [doubt] = final_responses(await session_events(runner), "c1")
+    assert doubt["error"]["code"] == "tool.in_doubt"
+    # Resolved by hand: the new outcome reaches the session too.
+    await runner.resolve_job(job_id, response={"report": "done by hand"})
+    await runner.run_jobs()
+    answers = final_responses(await session_events(runner), "c1")
+    assert answers == [doubt, {"report": "done by hand"}]
+    await runner.run_jobs()  # and only once
+    assert len(final_responses(await session_events(runner), "c1")) == 2
+    assert RUNS == []
+
+
+async def _expire(store: JobStore, job_id: str) -> None:
+    """Let the dead holder's lease lapse (the store's default lease is 10 s: shortened)."""
+    from agent_core.jobs._sql import SqlJobStore
+
+    assert isinstance(store, SqlJobStore)
+    await store._do(lambda tx: tx.run("UPDATE {table} SET lease_until = 0 WHERE id = ?", (job_id,)))

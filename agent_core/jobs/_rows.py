@@ -14,7 +14,7 @@ COLUMNS = (
     "id, status, app_name, user_id, session_id, tool, args, fingerprint, job_key, calls,"
     " attempt, max_attempts, idempotent, lease_s, progress, response, error_code,"
     " error_message, state_delta, created_at, started_at, finished_at, delivered_at,"
-    " lease_owner, lease_until, cancel_requested, deliverer, deliver_until"
+    " lease_owner, lease_until, cancel_requested, deliverer, deliver_until, resolutions"
 )
 
 SCHEMA = """
@@ -46,7 +46,8 @@ CREATE TABLE IF NOT EXISTS {table} (
     lease_until DOUBLE PRECISION,
     cancel_requested INTEGER NOT NULL DEFAULT 0,
     deliverer TEXT,
-    deliver_until DOUBLE PRECISION
+    deliver_until DOUBLE PRECISION,
+    resolutions INTEGER NOT NULL DEFAULT 0
 )
 """
 
@@ -89,7 +90,7 @@ def read_job(row: Sequence[Any]) -> Job:
         job_id, status, app, user, session, tool, args, fingerprint, _key, calls,
         attempt, max_attempts, idempotent, lease, progress, response, error_code,
         error_message, state_delta, created, started, finished, delivered,
-        _owner, _until, cancel, _deliverer, _deliver_until,
+        _owner, _until, cancel, _deliverer, _deliver_until, resolutions,
     ) = row  # fmt: skip
     return Job(
         id=job_id,
@@ -115,4 +116,5 @@ def read_job(row: Sequence[Any]) -> Job:
         finished_at=finished,
         delivered_at=delivered,
         cancel_requested=bool(cancel),
+        resolutions=int(resolutions or 0),
     )

@@ -340,21 +340,21 @@ class SqlJobStore(JobStore):
                     "UPDATE {table} SET status = 'PENDING', error_code = NULL,"
                     " error_message = NULL, finished_at = NULL, started_at = NULL,"
                     " delivered_at = NULL, deliverer = NULL, deliver_until = NULL,"
-                    " attempt = 0 WHERE id = ?",
+                    " attempt = 0, resolutions = resolutions + 1 WHERE id = ?",
                     (job_id,),
                 )
             elif response is not None:
                 tx.run(
                     "UPDATE {table} SET status = 'SUCCEEDED', response = ?, error_code = NULL,"
                     " error_message = NULL, delivered_at = NULL, deliverer = NULL,"
-                    " deliver_until = NULL WHERE id = ?",
+                    " deliver_until = NULL, resolutions = resolutions + 1 WHERE id = ?",
                     (dumps(response), job_id),
                 )
             else:
                 tx.run(
                     "UPDATE {table} SET status = 'FAILED', error_code = 'job.resolved_failed',"
                     " error_message = ?, delivered_at = NULL, deliverer = NULL,"
-                    " deliver_until = NULL WHERE id = ?",
+                    " deliver_until = NULL, resolutions = resolutions + 1 WHERE id = ?",
                     (error, job_id),
                 )
             resolved = self._get(tx, job_id)

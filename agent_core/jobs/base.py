@@ -101,6 +101,8 @@ class Job:
     finished_at: float | None = None
     delivered_at: float | None = None
     cancel_requested: bool = False
+    #: How often the job was resolved by hand (each resolution is delivered anew).
+    resolutions: int = 0
 
     @property
     def call_ids(self) -> list[str]:
