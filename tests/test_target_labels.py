@@ -80,7 +80,7 @@ def test_an_agent_folders_tools_are_shown_under_the_folder(tmp_path: Path) -> No
     from agent_core.sessions.memory import InMemorySessionService
     from agent_core.web._cli import _app
 
-    app = _app(folder, InMemorySessionService(), None)
+    app = _app(folder, InMemorySessionService(), None, None)
     assert app.label == "helpdesk/agent.py"
     assert module.__name__ != app.label
     runner.close()
