@@ -316,6 +316,7 @@ LAYERS: dict[str, list[list[str]]] = {
             "tooling._state",
             "tooling._results",
             "tooling._context",
+            "tooling._schema_errors",
             "tooling._policy",
             "tooling._jobs",
         ],

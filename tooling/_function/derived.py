@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from .._base import _DEFAULT_RUNTIME, BaseTool, CheckedArguments, Responses, ToolRuntime
 from .._errors import FAILURES, ToolError, error_details_from_validation, failure, log_failure
 from .._results import split_result, to_response
+from .._schema_errors import invalid_arguments
 from .._types import ToolResponse
 
 if TYPE_CHECKING:
@@ -375,15 +376,7 @@ class SchemaTool(Derivable, BaseTool):
                 }
                 for e in errors
             ]
-            details = error_details_from_validation(problems, names)
-            summary = "; ".join(
-                f"{'.'.join(map(str, d['loc'])) or '(arguments)'}: {d['msg']}" for d in details
-            )
-            raise ToolError(
-                f"invalid arguments for tool {self.name!r}: {summary}",
-                code="tool.invalid_arguments",
-                details=details,
-            )
+            raise invalid_arguments(self.name, problems, names)
         return CheckedArguments(values)
 
     async def run(

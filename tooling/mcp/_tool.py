@@ -26,8 +26,9 @@ from pydantic import ValidationError
 from .. import _jsonschema as ops
 from .._base import BaseTool, CheckedArguments, ToolRuntime
 from .._context import progress_is_read
-from .._errors import ToolError, error_details_from_validation
+from .._errors import ToolError
 from .._results import to_response
+from .._schema_errors import invalid_arguments, schema_problems
 from .._types import ToolResponse
 from ._asking import SAMPLING_REFUSED
 from ._connection import Connection, ConnectionLost, SessionExpired
@@ -35,7 +36,6 @@ from ._content import artifact_from_result, error_from_result, response_from_res
 from ._meta import call_meta
 
 if TYPE_CHECKING:
-    from jsonschema.exceptions import ValidationError as ValidationError_
     from jsonschema.protocols import Validator
 
     from .._context import ToolContext
@@ -60,32 +60,6 @@ def _flags_from(annotations: types.ToolAnnotations | None) -> dict[str, Any]:
         "idempotent": bool(annotations.idempotent_hint),
         "destructive": annotations.destructive_hint,
     }
-
-
-def _problems(error: ValidationError_) -> list[dict[str, Any]]:
-    """A jsonschema error as pydantic-style problems (one per missing or unknown name)."""
-    where = list(error.absolute_path)
-    instance = error.instance
-    required = error.validator_value
-    if error.validator == "required" and isinstance(instance, dict) and isinstance(required, list):
-        # jsonschema reports each missing name as an error of its own, naming it first.
-        name = error.message.split("'")[1] if error.message.count("'") >= 2 else None
-        missing = [n for n in required if n not in instance and (name is None or n == name)]
-        return [{"loc": [*where, n], "type": "missing", "msg": "Field required"} for n in missing]
-    if error.validator == "additionalProperties" and isinstance(instance, dict):
-        known = error.schema.get("properties", {}) if isinstance(error.schema, dict) else {}
-        extra = [n for n in instance if n not in known]
-        if extra:
-            return [
-                {
-                    "loc": [*where, n],
-                    "type": "extra_forbidden",
-                    "msg": "Extra inputs are not permitted",
-                    "input": instance[n],
-                }
-                for n in extra
-            ]
-    return [{"loc": where, "type": str(error.validator), "msg": error.message, "input": instance}]
 
 
 def _wants_progress(ctx: ToolContext | None) -> bool:
@@ -154,17 +128,10 @@ class McpTool(BaseTool):
             self._schema_validator().iter_errors(arguments), key=lambda e: list(e.absolute_path)
         )
         if errors:
-            names = list(self.parameters_json_schema.get("properties", {}))
-            details = error_details_from_validation(
-                [problem for e in errors for problem in _problems(e)], names
-            )
-            summary = "; ".join(
-                f"{'.'.join(map(str, d['loc'])) or '(arguments)'}: {d['msg']}" for d in details
-            )
-            raise ToolError(
-                f"invalid arguments for tool {self.name!r}: {summary}",
-                code="tool.invalid_arguments",
-                details=details,
+            raise invalid_arguments(
+                self.name,
+                [problem for e in errors for problem in schema_problems(e)],
+                list(self.parameters_json_schema.get("properties", {})),
             )
         return CheckedArguments(arguments)
 

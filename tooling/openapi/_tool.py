@@ -17,9 +17,10 @@ from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import urljoin
 
 from .._base import BaseTool, CheckedArguments, ToolRuntime
-from .._errors import ToolError, error_details_from_validation
+from .._errors import ToolError
 from .._jsonschema import drop_default_nulls
 from .._results import to_response
+from .._schema_errors import invalid_arguments, schema_problems
 from .._types import Diagnostic, ToolResponse
 from ._answers import (
     ERROR_BODY_BYTES,
@@ -35,7 +36,6 @@ from ._security import Choice
 
 if TYPE_CHECKING:
     import httpx2
-    from jsonschema.exceptions import ValidationError as SchemaError
     from jsonschema.protocols import Validator
 
     from .._context import ToolContext
@@ -45,30 +45,6 @@ __all__ = ["RestApiTool"]
 
 _MAX_REDIRECTS: Final = 5
 _REDIRECTS: Final = frozenset({301, 302, 303, 307, 308})
-
-
-def _problems(error: SchemaError) -> list[dict[str, Any]]:
-    """A jsonschema error as pydantic-style problems (one per missing or unknown name)."""
-    where = list(error.absolute_path)
-    instance = error.instance
-    required = error.validator_value
-    if error.validator == "required" and isinstance(instance, dict) and isinstance(required, list):
-        missing = [n for n in required if n not in instance]
-        return [{"loc": [*where, n], "type": "missing", "msg": "Field required"} for n in missing]
-    if error.validator == "additionalProperties" and isinstance(instance, dict):
-        known = error.schema.get("properties", {}) if isinstance(error.schema, dict) else {}
-        extra = [n for n in instance if n not in known]
-        if extra:
-            return [
-                {
-                    "loc": [*where, n],
-                    "type": "extra_forbidden",
-                    "msg": "Extra inputs are not permitted",
-                    "input": instance[n],
-                }
-                for n in extra
-            ]
-    return [{"loc": where, "type": str(error.validator), "msg": error.message, "input": instance}]
 
 
 class RestApiTool(BaseTool):
@@ -151,17 +127,10 @@ class RestApiTool(BaseTool):
                 code="tool.failed",
             ) from exc
         if errors:
-            names = list(self.parameters_json_schema.get("properties", {}))
-            details = error_details_from_validation(
-                [problem for e in errors for problem in _problems(e)], names
-            )
-            summary = "; ".join(
-                f"{'.'.join(map(str, d['loc'])) or '(arguments)'}: {d['msg']}" for d in details
-            )
-            raise ToolError(
-                f"invalid arguments for tool {self.name!r}: {summary}",
-                code="tool.invalid_arguments",
-                details=details,
+            raise invalid_arguments(
+                self.name,
+                [problem for e in errors for problem in schema_problems(e)],
+                list(self.parameters_json_schema.get("properties", {})),
             )
         return CheckedArguments(arguments)
 
