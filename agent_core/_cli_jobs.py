@@ -132,31 +132,9 @@ def cmd_jobs(args: argparse.Namespace) -> int:
                 job = await store.get(args.job_id)
             if job is None:
                 raise CliError(f"there is no job {args.job_id!r}")
-            print(json.dumps(_as_json(job), indent=2, ensure_ascii=False))
+            print(json.dumps(job.to_json(), indent=2, ensure_ascii=False))
             return EXIT_OK
         finally:
             await store.close()
 
     return asyncio.run(act())
-
-
-def _as_json(job: Job) -> dict[str, Any]:
-    return {
-        "id": job.id,
-        "status": job.status.value,
-        "tool": job.tool,
-        "args": job.args,
-        "app_name": job.app_name,
-        "user_id": job.user_id,
-        "session_id": job.session_id,
-        "call_ids": job.call_ids,
-        "attempt": job.attempt,
-        "progress": job.progress,
-        "response": job.response,
-        "error_code": job.error_code,
-        "error_message": job.error_message,
-        "created_at": job.created_at,
-        "started_at": job.started_at,
-        "finished_at": job.finished_at,
-        "delivered_at": job.delivered_at,
-    }

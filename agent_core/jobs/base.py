@@ -109,6 +109,33 @@ class Job:
         """The ids of the function calls this job answers, in the order they came."""
         return [c.call_id for c in self.calls]
 
+    def to_json(self) -> dict[str, Any]:
+        """The job as a JSON object (what ``agent-core jobs show`` prints and the
+        inspector's API answers): its fields, ``status`` as text, ``call_ids`` for the calls."""
+        return {
+            "id": self.id,
+            "status": self.status.value,
+            "app_name": self.app_name,
+            "user_id": self.user_id,
+            "session_id": self.session_id,
+            "tool": self.tool,
+            "args": self.args,
+            "fingerprint": self.fingerprint,
+            "call_ids": self.call_ids,
+            "attempt": self.attempt,
+            "max_attempts": self.max_attempts,
+            "idempotent": self.idempotent,
+            "progress": self.progress,
+            "response": self.response,
+            "error_code": self.error_code,
+            "error_message": self.error_message,
+            "created_at": self.created_at,
+            "started_at": self.started_at,
+            "finished_at": self.finished_at,
+            "delivered_at": self.delivered_at,
+            "cancel_requested": self.cancel_requested,
+        }
+
     def final_response(self) -> dict[str, Any]:
         """What each of its calls is answered with, once the job ended."""
         if self.status is JobStatus.SUCCEEDED and self.response is not None:

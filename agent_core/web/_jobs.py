@@ -24,36 +24,34 @@ MAX_JOBS = 500
 _RESOLVE_SHAPES = '{"response": {...}}, {"error": "a message"} or {"rerun": true}'
 
 
+#: What the list shows of a job (``Job.to_json``'s keys).
+_SUMMARY = (
+    "id",
+    "status",
+    "tool",
+    "user_id",
+    "session_id",
+    "attempt",
+    "max_attempts",
+    "progress",
+    "error_code",
+    "cancel_requested",
+    "created_at",
+    "started_at",
+    "finished_at",
+)
+
+
 def job_summary(job: Job) -> dict[str, Any]:
     """What the list shows of a job."""
-    return {
-        "id": job.id,
-        "status": job.status.value,
-        "tool": job.tool,
-        "user_id": job.user_id,
-        "session_id": job.session_id,
-        "attempt": job.attempt,
-        "max_attempts": job.max_attempts,
-        "progress": job.progress,
-        "error_code": job.error_code,
-        "cancel_requested": job.cancel_requested,
-        "created_at": job.created_at,
-        "started_at": job.started_at,
-        "finished_at": job.finished_at,
-    }
+    whole = job.to_json()
+    return {key: whole[key] for key in _SUMMARY}
 
 
 def job_detail(job: Job) -> dict[str, Any]:
     """One job whole: the summary, its arguments, calls and outcome."""
     return {
-        **job_summary(job),
-        "app_name": job.app_name,
-        "args": job.args,
-        "call_ids": job.call_ids,
-        "idempotent": job.idempotent,
-        "response": job.response,
-        "error_message": job.error_message,
-        "delivered_at": job.delivered_at,
+        **job.to_json(),
         "can_cancel": job.status.active,
         "can_resolve": job.status in (JobStatus.IN_DOUBT, JobStatus.FAILED),
     }

@@ -4,6 +4,7 @@ process started with ``agent-core worker`` finishes the job after the chat is ov
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import subprocess
 import sys
@@ -58,6 +59,13 @@ async def test_a_worker_process_finishes_the_report_after_the_chat_exits(tmp_pat
         capture_output=True, text=True, env=env, cwd=ROOT, check=True,
     )  # fmt: skip
     assert job_id in listing.stdout and "SUCCEEDED" in listing.stdout
+    shown = subprocess.run(
+        [sys.executable, "-m", "agent_core.cli", "jobs", "--job-db", str(db), "show", job_id],
+        capture_output=True, text=True, env=env, cwd=ROOT, check=True,
+    )  # fmt: skip
+    whole = json.loads(shown.stdout)
+    assert whole["id"] == job_id and whole["status"] == "SUCCEEDED"
+    assert whole["response"]["title"] == "EMEA report, 2026-Q3" and len(whole["call_ids"]) == 2
 
     sessions = SqliteSessionService(db)
     [session_id] = [s.id for s in await sessions.list_sessions(app_name="durable_report")]
