@@ -121,10 +121,10 @@ class JobLoop:
         if not await self.store.mark_started(job.id, self.owner):
             return  # taken over meanwhile
         ctx = await self._context(job, tool)
-        progress: list[Any] = []
-        route_progress(ctx, lambda item: progress.append(_progress_value(item)))
+        progress = _Progress()
+        route_progress(ctx, lambda item: progress.set(_progress_value(item)))
         work = asyncio.ensure_future(self._responses(tool, checked, ctx, job, progress))
-        stop = asyncio.ensure_future(self._keep_lease(job, work, ctx))
+        stop = asyncio.ensure_future(self._keep_lease(job, work, ctx, progress))
         try:
             status, body, code, message = await work
         except asyncio.CancelledError:
@@ -176,7 +176,7 @@ class JobLoop:
         checked: Any,
         ctx: InvocationToolContext,
         job: Job,
-        progress: list[Any],
+        progress: _Progress,
     ) -> tuple[JobStatus, dict[str, Any] | None, str | None, str | None]:
         runtime = ToolRuntime(
             executor=self.runner.pool if tool.runs_in_thread else None,
@@ -192,10 +192,8 @@ class JobLoop:
                     if item.final:
                         final = item
                     else:
-                        progress.append(item.response)
-                    if progress:
-                        await self.store.set_progress(job.id, progress[-1])
-                        progress.clear()
+                        progress.set(item.response)
+                    await progress.flush(self.store, job.id)
         except TimeoutError:
             give_up(ctx)
             return JobStatus.FAILED, None, "tool.timeout", f"{tool.name} ran past {tool.timeout} s"
@@ -209,8 +207,7 @@ class JobLoop:
                 "tool.failed",
                 f"{tool.name} failed: {type(exc).__name__}",
             )
-        if progress:
-            await self.store.set_progress(job.id, progress[-1])
+        await progress.flush(self.store, job.id)
         if final is None:
             return JobStatus.FAILED, None, "tool.failed", f"{tool.name} gave no response"
         if final.error is not None:
@@ -218,12 +215,17 @@ class JobLoop:
         return JobStatus.SUCCEEDED, final.response, None, None
 
     async def _keep_lease(
-        self, job: Job, work: asyncio.Future[Any], ctx: InvocationToolContext
+        self,
+        job: Job,
+        work: asyncio.Future[Any],
+        ctx: InvocationToolContext,
+        progress: _Progress,
     ) -> str:
-        """Renew the lease until the work ends; cancel it when the lease is lost or a
-        cancel is asked for (that verdict is the result)."""
+        """Renew the lease (and record the latest progress) until the work ends; cancel it
+        when the lease is lost or a cancel is asked for (that verdict is the result)."""
         while not work.done():
             await asyncio.sleep(max(0.05, job.lease / 3))
+            await progress.flush(self.store, job.id)
             verdict = await self.store.renew(job.id, self.owner)
             if verdict != "ok":
                 give_up(ctx)
@@ -289,6 +291,27 @@ def _by_session(calls: list[JobCall]) -> Iterator[tuple[tuple[str, str], list[Jo
     for call in calls:
         groups.setdefault((call.user_id, call.session_id), []).append(call)
     yield from groups.items()
+
+
+class _Progress:
+    """The latest progress value of a running job, until it is written to the store (only
+    the latest is kept: a tool flooding progress costs one slot)."""
+
+    __slots__ = ("_pending", "_value")
+
+    def __init__(self) -> None:
+        self._value: Any = None
+        self._pending = False
+
+    def set(self, value: Any) -> None:
+        """A new latest value (from the event loop or a tool's worker thread)."""
+        self._value, self._pending = value, True
+
+    async def flush(self, store: JobStore, job_id: str) -> None:
+        """Write the latest value, if there is a new one."""
+        if self._pending:
+            self._pending = False
+            await store.set_progress(job_id, self._value)
 
 
 def _progress_value(item: ToolProgress) -> dict[str, Any]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -448,3 +449,43 @@ async def _expire(store: JobStore, job_id: str) -> None:
 
     assert isinstance(store, SqlJobStore)
     await store._do(lambda tx: tx.run("UPDATE {table} SET lease_until = 0 WHERE id = ?", (job_id,)))
+
+
+@tool(durable=JobOptions(lease=0.3))
+def long_copy(files: int, tool_context: ToolContext) -> str:
+    """Copy files, saying how far it got.
+
+    Args:
+        files: How many.
+    """
+    for i in range(files):
+        tool_context.emit_progress("stdout", f"copied {i + 1} of {files}")
+    RUNS.append({"copy": "waiting"})
+    while not tool_context.cancelled and RUNS[-1] != {"copy": "go"}:
+        time.sleep(0.01)
+    return "copied"
+
+
+async def test_emitted_progress_is_on_the_job_while_it_runs() -> None:
+    model = ScriptedModel([call_turn("long_copy", {"files": 1000}, "c1"), "ok"])
+    runner = Runner(Agent("a", model, tools=[long_copy]), app_name="app", job_resume="append")
+    events = await events_of(runner, "copy")
+    job_id = events[1].get_function_responses()[0].response["job_id"]
+    loop = asyncio.ensure_future(runner.run_jobs())
+    try:
+        seen = None
+        for _ in range(200):
+            job = await runner.get_job(job_id)
+            seen = job.progress if job is not None else None
+            if seen is not None:
+                break
+            await asyncio.sleep(0.02)
+        # The latest chunk, while the tool still runs (it waits for "go").
+        assert seen == {"stream": "stdout", "chunk": "copied 1000 of 1000"}
+        job = await runner.get_job(job_id)
+        assert job is not None and job.status is JobStatus.RUNNING
+    finally:
+        RUNS.append({"copy": "go"})
+        await loop
+    job = await runner.get_job(job_id)
+    assert job is not None and job.status is JobStatus.SUCCEEDED
