@@ -112,6 +112,14 @@ def _handler(fake: FakeServer) -> type[BaseHTTPRequestHandler]:
     return Handler
 
 
+def no_proxies(monkeypatch: Any) -> None:
+    """No proxy for this test's requests to 127.0.0.1 (an HTTP_PROXY in the environment
+    would send them elsewhere)."""
+    for var in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+
+
 @contextmanager
 def serving() -> Iterator[FakeServer]:
     """A fake server on 127.0.0.1, for the duration of the block."""

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from _providers import MODEL, FakeServer, Reply, anthropic_body, responses_body, serving
+from _providers import MODEL, FakeServer, Reply, anthropic_body, no_proxies, responses_body, serving
 
 from agent_core import Agent, Event, GeminiModel, InMemorySessionService, Runner, ScriptedModel
 from agent_core.models.anthropic import AnthropicModel
@@ -45,9 +45,7 @@ def local_search(query: str) -> dict[str, Any]:
 
 @pytest.fixture
 def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeServer]:
-    for var in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"):
-        monkeypatch.delenv(var, raising=False)
-    monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+    no_proxies(monkeypatch)
     with serving() as fake:
         yield fake
 

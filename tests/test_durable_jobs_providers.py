@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from _providers import DIALECTS, Call, Dialect, FakeServer, serving
+from _providers import DIALECTS, Call, Dialect, FakeServer, no_proxies, serving
 
 from agent_core import Agent, Runner
 from tooling import tool
@@ -27,9 +27,7 @@ def make_report(topic: str) -> dict[str, Any]:
 
 @pytest.fixture
 def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeServer]:
-    for var in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"):
-        monkeypatch.delenv(var, raising=False)
-    monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+    no_proxies(monkeypatch)
     with serving() as fake:
         yield fake
 

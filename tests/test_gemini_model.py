@@ -20,6 +20,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
+from _providers import no_proxies
 from google.genai import types
 
 from agent_core import Content, FunctionCall, FunctionResponse, Part
@@ -129,9 +130,7 @@ def _make_handler(fake: FakeGemini) -> type[BaseHTTPRequestHandler]:
 
 @pytest.fixture
 def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeGemini]:
-    for var in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"):
-        monkeypatch.delenv(var, raising=False)
-    monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+    no_proxies(monkeypatch)
     fake = FakeGemini()
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), _make_handler(fake))
     fake.base_url = f"http://127.0.0.1:{httpd.server_port}"

@@ -10,6 +10,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 import pytest
+from _providers import no_proxies
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from mcp.shared.tool_name_validation import validate_tool_name as mcp_validate
@@ -142,9 +143,7 @@ async def test_the_loop_maps_a_providers_name_back_and_stores_the_tools_own() ->
 
 @pytest.fixture
 def api(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeServer]:
-    for var in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"):
-        monkeypatch.delenv(var, raising=False)
-    monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+    no_proxies(monkeypatch)
     with serving() as fake:
         yield fake
 

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from _providers import no_proxies
 from pydantic import BaseModel, Field
 
 from agent_core import Agent, Event, Part, RunConfig, Runner, ScriptedModel
@@ -124,9 +125,7 @@ async def test_a_strict_mode_models_nulls_mean_the_defaults() -> None:
 
 @pytest.fixture
 def api(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeServer]:
-    for var in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"):
-        monkeypatch.delenv(var, raising=False)
-    monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+    no_proxies(monkeypatch)
     with serving() as fake:
         yield fake
 

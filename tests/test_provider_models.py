@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _providers import no_proxies
 
 from agent_core import (
     Agent,
@@ -66,9 +67,7 @@ TOOLS = {"is_even": is_even, "generate_random_number": generate_random_number}
 
 @pytest.fixture
 def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeServer]:
-    for var in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"):
-        monkeypatch.delenv(var, raising=False)
-    monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+    no_proxies(monkeypatch)
     with serving() as fake:
         yield fake
 

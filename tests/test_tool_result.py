@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _providers import no_proxies
 
 from agent_core import (
     Agent,
@@ -204,9 +205,7 @@ def _history() -> list[Content]:
 
 @pytest.fixture
 def no_proxy(monkeypatch: pytest.MonkeyPatch) -> None:
-    for var in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"):
-        monkeypatch.delenv(var, raising=False)
-    monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+    no_proxies(monkeypatch)
 
 
 @pytest.mark.parametrize("dialect", DIALECTS, ids=lambda d: d.name)
