@@ -79,6 +79,7 @@ from tooling.integration import (
 )
 
 from ._cli.conversation import Conversation, stdin_prompts
+from ._cli.jobs import add_job_commands
 from ._cli.printing import Output, describe_event
 from ._cli.support import (
     agent_key_variables,
@@ -90,7 +91,6 @@ from ._cli.support import (
     session_service,
     use_replay,
 )
-from ._cli_jobs import add_job_commands
 from ._content import FunctionCall
 from ._events import Event
 from ._invocation.requests import Waiting

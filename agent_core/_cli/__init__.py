@@ -1,0 +1,1 @@
+"""The agent-core commands: run's conversation and printing, shared support, worker and jobs."""

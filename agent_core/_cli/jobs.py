@@ -13,10 +13,10 @@ from typing import Any
 
 from tooling.integration import EXIT_OK, CliError, CliParser, load_agent_dir
 
-from ._cli.support import artifact_service, open_job_store, root_agent, session_service
-from ._job_loop import JobLoop, durable_tools
-from ._runner import Runner
-from .jobs.base import Job, JobStatus
+from .._job_loop import JobLoop, durable_tools
+from .._runner import Runner
+from ..jobs.base import Job, JobStatus
+from .support import artifact_service, open_job_store, root_agent, session_service
 
 __all__: list[str] = []
 
