@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agent_core import Agent, Part, Runner, ScriptedModel
-from tooling import FunctionTool, Scheduler, SimpleToolContext, ToolCall, ToolContext, tool
+from tooling import FunctionTool, Scheduler, SimpleToolContext, ToolCall, ToolContext, ToolError, tool
 
 
 @tool
@@ -159,3 +159,13 @@ async def test_from_schema_validates_with_jsonschema_and_runs_in_a_loop() -> Non
 def test_from_schema_refuses_a_schema_that_is_not_valid() -> None:
     with pytest.raises(ValueError, match="not valid"):
         FunctionTool.from_schema("f", "F.", {"type": "object", "properties": 3}, lambda: 1)
+
+
+async def test_a_schema_built_tool_bounds_argument_text_as_every_tool_does() -> None:
+    open_schema = {"type": "object", "properties": {"a": {}}}
+    made = FunctionTool.from_schema("echo", "Echo.", open_schema, lambda **kw: kw)
+    deep = '{"a": ' + "[" * 100 + "]" * 100 + "}"
+    with pytest.raises(ToolError) as raised:
+        made.check_arguments(deep)
+    assert raised.value.code == "tool.invalid_arguments"
+    assert made.check_arguments('{"a": [1]}').values == {"a": [1]}

@@ -87,6 +87,35 @@ class ToolRuntime:
 _DEFAULT_RUNTIME = ToolRuntime()
 
 
+def parse_arguments(tool_name: str, args: Mapping[str, Any] | str | bytes) -> dict[str, Any]:
+    """A call's arguments as a dict: JSON text parsed (within the size and depth bounds), a
+    mapping copied; anything else, or JSON that is not an object, is
+    ``ToolError("tool.invalid_arguments")``."""
+    if isinstance(args, str | bytes):
+        from ._bounds import check_text_bounds
+
+        check_text_bounds(args)
+        import json
+
+        try:
+            parsed = json.loads(args)
+        except ValueError as exc:
+            raise ToolError(
+                f"arguments for tool {tool_name!r} are not valid JSON: {exc}",
+                code="tool.invalid_arguments",
+                details=[{"loc": [], "msg": str(exc), "type": "json_invalid"}],
+            ) from None
+    else:
+        parsed = args
+    if not isinstance(parsed, Mapping):
+        raise ToolError(
+            f"arguments for tool {tool_name!r} must be a JSON object",
+            code="tool.invalid_arguments",
+            details=[{"loc": [], "msg": "Input should be an object", "type": "model_type"}],
+        )
+    return dict(parsed)
+
+
 def validate_tool_name(name: str, *, where: str = "tool", wide: bool = False) -> str:
     """Return ``name`` if it is a valid tool name, else raise ``ValueError`` saying why.
 
@@ -261,29 +290,7 @@ class BaseTool(ABC):
 
         The default parses JSON text and copies a mapping.
         """
-        if isinstance(args, str | bytes):
-            from ._bounds import check_text_bounds
-
-            check_text_bounds(args)
-            import json
-
-            try:
-                parsed = json.loads(args)
-            except ValueError as exc:
-                raise ToolError(
-                    f"arguments for tool {self.name!r} are not valid JSON: {exc}",
-                    code="tool.invalid_arguments",
-                    details=[{"loc": [], "msg": str(exc), "type": "json_invalid"}],
-                ) from None
-        else:
-            parsed = args
-        if not isinstance(parsed, Mapping):
-            raise ToolError(
-                f"arguments for tool {self.name!r} must be a JSON object",
-                code="tool.invalid_arguments",
-                details=[{"loc": [], "msg": "Input should be an object", "type": "model_type"}],
-            )
-        return CheckedArguments(dict(parsed))
+        return CheckedArguments(parse_arguments(self.name, args))
 
     def validated_arguments(self, args: Mapping[str, Any] | str) -> dict[str, Any]:
         """The arguments as the tool will see them, as JSON-safe values."""

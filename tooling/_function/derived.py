@@ -13,12 +13,18 @@ from __future__ import annotations
 
 import copy
 import inspect
-import json
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
-from .._base import _DEFAULT_RUNTIME, BaseTool, CheckedArguments, Responses, ToolRuntime
+from .._base import (
+    _DEFAULT_RUNTIME,
+    BaseTool,
+    CheckedArguments,
+    Responses,
+    ToolRuntime,
+    parse_arguments,
+)
 from .._errors import FAILURES, ToolError, error_details_from_validation, failure, log_failure
 from .._results import split_result, to_response
 from .._schema_errors import invalid_arguments
@@ -52,27 +58,6 @@ _KEPT = (
     "guardrails",
     "output_guardrails",
 )
-
-
-def _parsed(name: str, args: Mapping[str, Any] | str | bytes) -> dict[str, Any]:
-    if isinstance(args, str | bytes):
-        try:
-            parsed = json.loads(args)
-        except ValueError as exc:
-            raise ToolError(
-                f"arguments for tool {name!r} are not valid JSON: {exc}",
-                code="tool.invalid_arguments",
-                details=[{"loc": [], "msg": str(exc), "type": "json_invalid"}],
-            ) from None
-    else:
-        parsed = args
-    if not isinstance(parsed, Mapping):
-        raise ToolError(
-            f"arguments for tool {name!r} must be a JSON object",
-            code="tool.invalid_arguments",
-            details=[{"loc": [], "msg": "Input should be an object", "type": "model_type"}],
-        )
-    return dict(parsed)
 
 
 class Derivable:
@@ -179,7 +164,7 @@ class DerivedTool(Derivable, BaseTool):
     # -- arguments -------------------------------------------------------------------------
 
     def _original_args(self, args: Mapping[str, Any] | str | bytes) -> dict[str, Any]:
-        given = _parsed(self.name, args)
+        given = parse_arguments(self.name, args)
         unknown = [k for k in given if k not in self._to_original]
         if unknown:
             details = error_details_from_validation(
@@ -363,7 +348,7 @@ class SchemaTool(Derivable, BaseTool):
 
     def check_arguments(self, args: Mapping[str, Any] | str | bytes) -> CheckedArguments:
         """The arguments, valid against the schema (or ``tool.invalid_arguments``)."""
-        values = _parsed(self.name, args)
+        values = parse_arguments(self.name, args)
         errors = sorted(self._validator.iter_errors(values), key=lambda e: list(e.absolute_path))
         if errors:
             names = list(self.parameters_json_schema.get("properties", {}))
