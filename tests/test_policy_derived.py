@@ -11,7 +11,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agent_core import Agent, Part, Runner, ScriptedModel
-from tooling import FunctionTool, Scheduler, SimpleToolContext, ToolCall, ToolContext, ToolError, tool
+from tooling import (
+    FunctionTool,
+    Scheduler,
+    SimpleToolContext,
+    ToolCall,
+    ToolContext,
+    ToolError,
+    tool,
+)
 
 
 @tool
